@@ -1,0 +1,1 @@
+"""smemctl: the admin CLI for smemd, over its Unix socket."""

@@ -1,0 +1,178 @@
+"""`smemctl [--socket PATH] [--json] COMMAND`: talk to smemd over its Unix socket.
+
+Exit codes: 0 done, 1 the daemon answered with an error (or could not be talked to),
+2 bad usage, 3 smemd is not running.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TextIO
+
+from smemctl.client import CallFailed, Client, NotRunning
+from smemctl.table import duration, pairs, table
+from smemd.paths import default_socket
+from smemd.protocol import Activity, Health, LogLevelReply, Status
+
+EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
+
+Command = Callable[[Client, argparse.Namespace, TextIO], None]
+
+
+def status(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    reply, raw = client.get("/v1/status", Status)
+    if args.json:
+        _raw(raw, out)
+        return
+    rows = [
+        ("version", reply.version),
+        ("pid", reply.pid),
+        ("uptime", duration(reply.uptime_s)),
+        ("started", reply.started_at),
+        ("state dir", reply.state_dir),
+        ("tcp", reply.listeners.tcp),
+        ("socket", reply.listeners.socket),
+        ("fleet", reply.fleet_kind),
+        ("log level", reply.log_level),
+    ]
+    print(pairs(rows), file=out)
+
+
+def health(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    reply, raw = client.get("/v1/health", Health)
+    if args.json:
+        _raw(raw, out)
+    else:
+        print(f"{reply.status} (smemd {reply.version})", file=out)
+
+
+def metrics(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    text = client.call("GET", "/v1/metrics").decode()
+    if args.json:
+        print(json.dumps(parse_prometheus(text)), file=out)
+    else:
+        out.write(text)
+
+
+def activity(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    reply, raw = client.get("/v1/activity", Activity)
+    if args.json:
+        _raw(raw, out)
+        return
+    last = reply.per_minute[-1].requests if reply.per_minute else 0
+    print(
+        f"{reply.requests} requests in the last {reply.window_minutes} min, {last} this minute",
+        file=out,
+    )
+    rows = [(r.route, r.requests, f"{r.p50_ms:.2f}", f"{r.p95_ms:.2f}") for r in reply.routes]
+    if rows:
+        print(table(rows, header=("route", "requests", "p50 ms", "p95 ms")), file=out)
+
+
+def log_level(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    # The daemon validates the level, so a bad one comes back as its error reply.
+    change = {"level": args.level.lower(), "logger": args.logger}
+    reply, raw = client.post("/v1/log-level", change, LogLevelReply)
+    if args.json:
+        _raw(raw, out)
+    else:
+        print(f"{reply.logger}: {reply.previous} -> {reply.level}", file=out)
+
+
+COMMANDS: dict[str, tuple[Command, str]] = {
+    "status": (status, "the daemon's version, uptime, listeners and fleet"),
+    "health": (health, "is the daemon answering"),
+    "metrics": (metrics, "Prometheus metrics (--json: a list of samples)"),
+    "activity": (activity, "requests per minute and per-route latency over the last hour"),
+    "log-level": (log_level, "change the daemon's log level"),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="smemctl",
+        description="Administer smemd over its Unix socket.",
+        epilog="exit codes: 0 ok, 1 error reply, 2 bad usage, 3 smemd not running",
+    )
+    parser.add_argument(
+        "--socket",
+        type=Path,
+        metavar="PATH",
+        help="smemd's socket (default: $SMEM_SOCKET or the daemon's default)",
+    )
+    parser.add_argument(
+        "--json", action="store_true", help="print the daemon's JSON instead of a table"
+    )
+    parser.add_argument(
+        "--timeout", type=float, default=30.0, metavar="S", help="seconds to wait for a reply"
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (_, summary) in COMMANDS.items():
+        sub = commands.add_parser(name, help=summary, description=summary)
+        if name == "log-level":
+            sub.add_argument(
+                "level", metavar="LEVEL", help="debug, info, warning, error or critical"
+            )
+            sub.add_argument("--logger", default="smemd", help="which logger (default: smemd)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        args = build_parser().parse_args(argv)
+    except SystemExit as exit_:  # argparse exits 2 on bad usage, 0 for --help
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    client = Client(args.socket or default_socket(), timeout=args.timeout)
+    command, _ = COMMANDS[args.command]
+    try:
+        command(client, args, sys.stdout)
+    except NotRunning as err:
+        print(err, file=sys.stderr)
+        return EXIT_NOT_RUNNING
+    except CallFailed as err:
+        print(err, file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def parse_prometheus(text: str) -> list[dict[str, object]]:
+    """Samples of the text format as {name, labels, value}; comments skipped."""
+    samples: list[dict[str, object]] = []
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        series, _, value = line.rpartition(" ")
+        name, _, label_text = series.partition("{")
+        labels = {}
+        for pair in _split_labels(label_text.rstrip("}")):
+            key, _, quoted = pair.partition("=")
+            labels[key] = json.loads(quoted)
+        samples.append({"name": name, "labels": labels, "value": float(value)})
+    return samples
+
+
+def _split_labels(text: str) -> list[str]:
+    """Split `a="x",b="y,z"` on the commas outside quotes."""
+    parts, current, quoted, escaped = [], "", False, False
+    for char in text:
+        if char == "," and not quoted:
+            parts.append(current)
+            current = ""
+            continue
+        current += char
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif char == '"':
+            quoted = not quoted
+    return [p for p in [*parts, current] if p]
+
+
+def _raw(raw: bytes, out: TextIO) -> None:
+    out.write(raw.decode())
+    out.write("\n")

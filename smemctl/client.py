@@ -1,0 +1,89 @@
+"""HTTP to smemd over its Unix socket, with the standard library only so the CLI starts fast."""
+
+from __future__ import annotations
+
+import http.client
+import socket
+from pathlib import Path
+from typing import Any, TypeVar
+
+import msgspec
+
+from smemd.protocol import ErrorBody
+
+T = TypeVar("T")
+
+
+class NotRunning(Exception):
+    """No daemon answers on the socket."""
+
+
+class CallFailed(Exception):
+    """The daemon answered with an error, or could not be reached for another reason."""
+
+
+class UnixConnection(http.client.HTTPConnection):
+    def __init__(self, path: Path, timeout: float) -> None:
+        super().__init__("localhost", timeout=timeout)
+        self.socket_path = path
+
+    def connect(self) -> None:
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self.socket_path))
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+class Client:
+    def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
+        self.socket_path = socket_path
+        self.timeout = timeout
+
+    def call(self, method: str, path: str, body: Any = None) -> bytes:
+        """Send one request; return the body of a 2xx reply, raise for anything else."""
+        payload = msgspec.json.encode(body) if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        conn = UnixConnection(self.socket_path, self.timeout)
+        try:
+            conn.request(method, path, body=payload, headers=headers)
+            response = conn.getresponse()
+            data = response.read()
+        except FileNotFoundError:
+            raise NotRunning(f"smemd is not running (no socket at {self.socket_path})") from None
+        except ConnectionRefusedError:
+            raise NotRunning(
+                f"smemd is not running (socket at {self.socket_path} refuses connections)"
+            ) from None
+        except PermissionError:
+            raise CallFailed(
+                f"permission denied on {self.socket_path} (is your user in the socket's group?)"
+            ) from None
+        except TimeoutError:
+            raise CallFailed(f"smemd did not answer within {self.timeout:.0f} s") from None
+        except (OSError, http.client.HTTPException) as err:
+            raise CallFailed(f"talking to smemd at {self.socket_path}: {err}") from err
+        finally:
+            conn.close()
+        if not 200 <= response.status < 300:
+            raise CallFailed(_error_text(response.status, data))
+        return data
+
+    def get(self, path: str, type_: type[T]) -> tuple[T, bytes]:
+        raw = self.call("GET", path)
+        return msgspec.json.decode(raw, type=type_), raw
+
+    def post(self, path: str, body: Any, type_: type[T]) -> tuple[T, bytes]:
+        raw = self.call("POST", path, body)
+        return msgspec.json.decode(raw, type=type_), raw
+
+
+def _error_text(status: int, data: bytes) -> str:
+    try:
+        error = msgspec.json.decode(data, type=ErrorBody)
+    except msgspec.MsgspecError:
+        return f"error {status}: {data[:200].decode(errors='replace')}"
+    return f"error {status}: {error.error}" + (f": {error.details}" if error.details else "")

@@ -1,0 +1,1 @@
+"""The HTTP surface: one aiohttp application served on the TCP port and on the Unix socket."""

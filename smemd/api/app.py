@@ -1,0 +1,19 @@
+"""The aiohttp application that both listeners serve."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from smemd.api.middleware import authorize, observe, render_errors
+from smemd.api.routes import add_routes
+from smemd.api.state import STATE, ApiState
+
+
+def create_app(state: ApiState) -> web.Application:
+    app = web.Application(
+        middlewares=[observe, render_errors, authorize],
+        client_max_size=state.max_body_bytes,
+    )
+    app[STATE] = state
+    add_routes(app)
+    return app

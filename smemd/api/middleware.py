@@ -1,0 +1,136 @@
+"""The three middlewares, outermost first: observe, render errors, authorize."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import hmac
+import re
+import socket
+import time
+import uuid
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from smemd import log
+from smemd.api.state import STATE
+from smemd.api.wire import error_reply
+from smemd.errors import Forbidden, SmemError, Unauthorized
+
+REQUEST_ID_HEADER = "X-Request-Id"
+_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+# The id of the request being handled, for log lines written while it runs.
+request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+
+
+def route_label(request: web.Request) -> str:
+    """The route's template (`/ns/{ns}/search`), so metrics do not grow with every namespace."""
+    resource = request.match_info.route.resource
+    return resource.canonical if resource is not None else "unmatched"
+
+
+def is_local(request: web.Request) -> bool:
+    """True on the Unix socket, whose file permissions are its access control."""
+    transport = request.transport
+    sock = transport.get_extra_info("socket") if transport is not None else None
+    return sock is not None and sock.family == socket.AF_UNIX
+
+
+@web.middleware
+async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Give the request an id, count it, time it, and write the access log line."""
+    state = request.app[STATE]
+    given = request.headers.get(REQUEST_ID_HEADER, "")
+    rid = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex[:16]
+    request_id.set(rid)
+    task = asyncio.current_task()
+    if task is not None:
+        state.in_flight.add(task)
+    started = time.perf_counter()
+    status = 500
+    try:
+        response = await handler(request)
+        status = response.status
+        response.headers[REQUEST_ID_HEADER] = rid
+        return response
+    finally:
+        elapsed = time.perf_counter() - started
+        if task is not None:
+            state.in_flight.discard(task)
+        route = route_label(request)
+        state.metrics.observe(route, request.method, status, elapsed)
+        state.activity.observe(route, elapsed)
+        log.access.info(
+            '%s "%s %s" %d %.2fms rid=%s',
+            "unix" if is_local(request) else request.remote,
+            request.method,
+            request.path_qs,
+            status,
+            elapsed * 1000,
+            rid,
+        )
+
+
+@web.middleware
+async def render_errors(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """Every error leaves as `{"error", "details"}` with its status; never a traceback."""
+    try:
+        return await handler(request)
+    except SmemError as err:
+        response = error_reply(err.status, err.message, err.details)
+        if isinstance(err, Unauthorized):
+            response.headers["WWW-Authenticate"] = 'Bearer realm="smem"'
+        return response
+    except web.HTTPException as exc:
+        if exc.status < 400:
+            raise
+        return _http_exception_reply(request, exc)
+    except Exception:
+        log.api.exception(
+            "unhandled error in %s %s rid=%s", request.method, request.path, request_id.get()
+        )
+        return error_reply(500, "internal error", f"logged with request id {request_id.get()}")
+
+
+def _http_exception_reply(request: web.Request, exc: web.HTTPException) -> web.Response:
+    if isinstance(exc, web.HTTPNotFound):
+        details = f"no route {request.method} {request.path}"
+    elif isinstance(exc, web.HTTPMethodNotAllowed):
+        details = f"{request.path} allows {', '.join(sorted(exc.allowed_methods))}"
+    else:
+        details = exc.text or ""
+    response = error_reply(exc.status, exc.reason.lower(), details)
+    if "Allow" in exc.headers:
+        response.headers["Allow"] = exc.headers["Allow"]
+    return response
+
+
+@web.middleware
+async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
+    """TCP needs the token when one is set; admin routes need the socket or the admin token."""
+    if is_local(request):
+        return await handler(request)
+    state = request.app[STATE]
+    api = state.config.api
+    presented = _bearer(request)
+    is_admin = _matches(presented, api.admin_token)
+    if request.match_info.route in state.admin_routes:
+        if not is_admin:
+            raise Forbidden("admin route", "use the Unix socket, or send the admin token on TCP")
+    elif (
+        api.token
+        and request.path != "/v1/health"
+        and not (is_admin or _matches(presented, api.token))
+    ):
+        raise Unauthorized("missing or wrong token", "send Authorization: Bearer <token>")
+    return await handler(request)
+
+
+def _bearer(request: web.Request) -> str:
+    scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
+    return credentials.strip() if scheme.lower() == "bearer" else ""
+
+
+def _matches(presented: str, expected: str) -> bool:
+    return bool(expected) and hmac.compare_digest(presented.encode(), expected.encode())

@@ -1,0 +1,63 @@
+"""smem's own /v1 routes for the daemon itself."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from smemd import __version__, log
+from smemd.api.state import STATE
+from smemd.api.wire import decode, reply
+from smemd.protocol import Health, LogLevelChange, LogLevelReply, Status
+
+
+async def health(request: web.Request) -> web.Response:
+    return reply(Health(status="ok", version=__version__))
+
+
+async def status(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return reply(
+        Status(
+            version=__version__,
+            pid=state.pid,
+            uptime_s=round(state.uptime_s, 3),
+            started_at=datetime.fromtimestamp(state.started_at, UTC).isoformat(timespec="seconds"),
+            state_dir=state.config.paths.state_dir,
+            listeners=state.listeners,
+            fleet_kind=state.config.fleet.kind,
+            log_level=log.level_name(),
+        )
+    )
+
+
+async def metrics(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.Response(
+        text=state.metrics.render(state.uptime_s),
+        content_type="text/plain",
+        charset="utf-8",
+        headers={"X-Prometheus-Format": "0.0.4"},
+    )
+
+
+async def activity(request: web.Request) -> web.Response:
+    return reply(request.app[STATE].activity.snapshot())
+
+
+async def set_log_level(request: web.Request) -> web.Response:
+    change = await decode(request, LogLevelChange)
+    previous = log.set_level(change.logger, change.level)
+    log.daemon.warning("log level of %s: %s -> %s", change.logger, previous, change.level)
+    return reply(LogLevelReply(logger=change.logger, level=change.level, previous=previous))
+
+
+def add_routes(app: web.Application) -> None:
+    state = app[STATE]
+    router = app.router
+    router.add_get("/v1/health", health, allow_head=False)
+    router.add_get("/v1/status", status, allow_head=False)
+    router.add_get("/v1/metrics", metrics, allow_head=False)
+    router.add_get("/v1/activity", activity, allow_head=False)
+    state.admin_routes.add(router.add_post("/v1/log-level", set_log_level))

@@ -1,0 +1,40 @@
+"""What the handlers share, stored on the application under a typed key."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from dataclasses import dataclass, field
+
+from aiohttp import web
+
+from smemd.api.activity import Activity
+from smemd.api.metrics import Metrics
+from smemd.config import Config
+from smemd.protocol import Listeners
+
+
+@dataclass
+class ApiState:
+    config: Config
+    started_at: float = field(default_factory=time.time)
+    started_monotonic: float = field(default_factory=time.monotonic)
+    pid: int = field(default_factory=os.getpid)
+    listeners: Listeners = field(default_factory=lambda: Listeners(tcp="", socket=""))
+    metrics: Metrics = field(default_factory=Metrics)
+    activity: Activity = field(default_factory=Activity)
+    # Handler tasks still running, so shutdown can cut them at its deadline and say how many.
+    in_flight: set[asyncio.Task[object]] = field(default_factory=set)
+    admin_routes: set[web.AbstractRoute] = field(default_factory=set)
+
+    @property
+    def max_body_bytes(self) -> int:
+        return self.config.api.max_body_mb * 1024 * 1024
+
+    @property
+    def uptime_s(self) -> float:
+        return time.monotonic() - self.started_monotonic
+
+
+STATE = web.AppKey("state", ApiState)

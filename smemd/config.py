@@ -1,0 +1,185 @@
+"""smemd's configuration: a Struct tree decoded from TOML, then environment, then flags.
+
+Precedence, lowest first: field defaults, the TOML file, `SMEM_*` variables, command-line flags.
+Every layer goes through the same decode, so a bad value names its field whichever layer set it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from smemd import paths
+from smemd.errors import describe_validation_error
+from smemd.protocol import LogLevel
+
+DEFAULT_CONFIG_FILE = Path("/etc/smem/smemd.toml")
+
+# (section, key) that each environment variable sets.
+ENV_VARS = {
+    "SMEM_STATE_DIR": ("paths", "state-dir"),
+    "SMEM_SOCKET": ("paths", "socket"),
+    "SMEM_TOKEN": ("api", "token"),
+    "SMEM_ADMIN_TOKEN": ("api", "admin-token"),
+}
+
+Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
+NodeId = Annotated[str, msgspec.Meta(pattern=r"^node[0-9]{1,2}$")]
+Lane = Literal["interactive", "background"]
+
+
+class ConfigError(Exception):
+    """A config problem, worded `$.path.to.field: what is wrong`."""
+
+
+class Section(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="kebab"):
+    pass
+
+
+class PathsConfig(Section):
+    state_dir: str = ""  # "" = the default for this user (see smemd.paths)
+    socket: str = ""
+    pause_file: str = ""
+
+
+class ApiConfig(Section):
+    listen: str = "127.0.0.1:8900"
+    token: str = ""
+    admin_token: str = ""
+    max_body_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 10
+    socket_group: str = ""  # group that owns the socket; "" = the daemon's own group
+
+
+class DaemonConfig(Section):
+    log_level: LogLevel = "info"
+    shutdown_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
+
+
+class NodeConfig(Section):
+    id: NodeId
+    address: str = ""  # "" = 172.31.(k+1).1 for node k, the VCA default
+    embed: Port | None = None  # a role's port; left out when the node lacks that role
+    rerank: Port | None = None
+    llm: Port | None = None
+    lanes: Annotated[list[Lane], msgspec.Meta(min_length=1)] = msgspec.field(
+        default_factory=lambda: ["interactive"]
+    )
+    lendable: bool = True
+    card: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None
+    cpu: Annotated[int, msgspec.Meta(ge=0, le=2)] | None = None
+
+
+class FleetConfig(Section):
+    kind: Literal["builtin", "hosts", "local", "vca2"] = "builtin"
+    nodes: list[NodeConfig] = msgspec.field(default_factory=list)
+
+
+class CardsConfig(Section):
+    vcactl: str = "/usr/sbin/vcactl"
+    image_dir: str = "/var/lib/vca"
+    boot: Literal["all", "none"] | list[NodeId] = "all"
+
+
+class EngineConfig(Section):
+    half_life_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+
+
+class Config(Section):
+    paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
+    api: ApiConfig = msgspec.field(default_factory=ApiConfig)
+    daemon: DaemonConfig = msgspec.field(default_factory=DaemonConfig)
+    fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
+    cards: CardsConfig = msgspec.field(default_factory=CardsConfig)
+    engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
+
+    @property
+    def state_dir(self) -> Path:
+        return Path(self.paths.state_dir)
+
+    @property
+    def socket(self) -> Path:
+        return Path(self.paths.socket)
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    """Split `HOST:PORT` (or `[v6]:PORT`) into host and port; port 0 means ephemeral."""
+    host, sep, port_text = value.rpartition(":")
+    if not sep or not host or not port_text.isdigit() or int(port_text) > 65535:
+        raise ValueError(f"expected HOST:PORT with a port in 0..65535, got {value!r}")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+        ipaddress.IPv6Address(host)
+    elif ":" in host:
+        raise ValueError(f"an IPv6 host needs brackets, as in [::1]:8900; got {value!r}")
+    return host, int(port_text)
+
+
+def load(
+    file: Path | None,
+    *,
+    env: Mapping[str, str] = os.environ,
+    overrides: Mapping[tuple[str, str], Any] | None = None,
+) -> Config:
+    """Read `file` (or the default file when it exists), apply env and flag overrides, validate."""
+    raw = _read_toml(file)
+    layers = {ENV_VARS[name]: value for name, value in env.items() if name in ENV_VARS and value}
+    layers.update(overrides or {})
+    for (section, key), value in layers.items():
+        table = raw.setdefault(section, {})
+        if isinstance(table, dict):  # otherwise let the decode below name the bad section
+            table[key] = value
+    try:
+        config = msgspec.convert(raw, Config)
+    except msgspec.ValidationError as err:
+        raise ConfigError(describe_validation_error(err)) from err
+    config = _with_default_paths(config)
+    _check(config)
+    return config
+
+
+def _read_toml(file: Path | None) -> dict[str, Any]:
+    if file is None:
+        if not DEFAULT_CONFIG_FILE.exists():
+            return {}
+        file = DEFAULT_CONFIG_FILE
+    try:
+        return tomllib.loads(file.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{file}: cannot read: {err.strerror or err}") from err
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ConfigError(f"{file}: not valid TOML: {err}") from err
+
+
+def _with_default_paths(config: Config) -> Config:
+    given = config.paths
+    state_dir = Path(given.state_dir) if given.state_dir else paths.default_state_dir()
+    runtime_dir = paths.default_runtime_dir(state_dir)
+    resolved = PathsConfig(
+        state_dir=os.path.abspath(state_dir),
+        socket=os.path.abspath(given.socket or runtime_dir / paths.SOCKET_NAME),
+        pause_file=os.path.abspath(given.pause_file or runtime_dir / paths.PAUSE_FILE_NAME),
+    )
+    return msgspec.structs.replace(config, paths=resolved)
+
+
+def _check(config: Config) -> None:
+    """What a type cannot say: well-formed addresses, path limits, unique names."""
+    try:
+        parse_listen(config.api.listen)
+    except ValueError as err:
+        raise ConfigError(f"$.api.listen: {err}") from err
+    if len(os.fsencode(config.paths.socket)) > paths.MAX_SOCKET_PATH:
+        raise ConfigError(
+            f"$.paths.socket: longer than {paths.MAX_SOCKET_PATH} bytes, the limit of a Unix socket"
+        )
+    seen: set[str] = set()
+    for i, node in enumerate(config.fleet.nodes):
+        if node.id in seen:
+            raise ConfigError(f"$.fleet.nodes[{i}].id: duplicate node id {node.id!r}")
+        seen.add(node.id)

@@ -1,0 +1,70 @@
+"""Errors that reach a client: each carries its HTTP status and a stable code."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+
+class SmemError(Exception):
+    status = 500
+    code = "internal"
+
+    def __init__(self, message: str, details: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details
+
+
+class BadRequest(SmemError):
+    status = 400
+    code = "bad_request"
+
+
+class Unauthorized(SmemError):
+    status = 401
+    code = "unauthorized"
+
+
+class Forbidden(SmemError):
+    status = 403
+    code = "forbidden"
+
+
+class NotFound(SmemError):
+    status = 404
+    code = "not_found"
+
+
+class MethodNotAllowed(SmemError):
+    status = 405
+    code = "method_not_allowed"
+
+
+class PayloadTooLarge(SmemError):
+    status = 413
+    code = "payload_too_large"
+
+
+class Unavailable(SmemError):
+    status = 503
+    code = "unavailable"
+
+
+_UNKNOWN_FIELD = re.compile(
+    r"^Object contains unknown field `(?P<field>[^`]*)`(?: - at `(?P<at>[^`]*)`)?$"
+)
+_AT = re.compile(r"^(?P<message>.*) - at `(?P<at>[^`]*)`$", re.DOTALL)
+
+
+def describe_validation_error(err: msgspec.ValidationError) -> str:
+    """Word msgspec's message as `$.path.to.field: what is wrong`, unknown keys in the path."""
+    text = str(err)
+    unknown = _UNKNOWN_FIELD.match(text)
+    if unknown:
+        return f"{unknown['at'] or '$'}.{unknown['field']}: unknown field"
+    located = _AT.match(text)
+    if located:
+        return f"{located['at']}: {located['message']}"
+    return f"$: {text}"

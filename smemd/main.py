@@ -1,0 +1,80 @@
+"""`smemd`: parse flags, load the config, run the daemon. Exit 0 clean, 1 failed, 2 bad config."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from smemd import __version__, log, tomlwriter
+from smemd.config import DEFAULT_CONFIG_FILE, Config, ConfigError, load
+from smemd.daemon import Daemon
+
+EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
+SECRET_KEYS = ("token", "admin-token")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="smemd", description="The smem memory daemon.")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        metavar="PATH",
+        help=f"TOML config file (default: {DEFAULT_CONFIG_FILE} when it exists)",
+    )
+    parser.add_argument(
+        "--state-dir", metavar="DIR", help="overrides [paths] state-dir and $SMEM_STATE_DIR"
+    )
+    parser.add_argument(
+        "--socket", metavar="PATH", help="overrides [paths] socket and $SMEM_SOCKET"
+    )
+    parser.add_argument(
+        "--listen", metavar="HOST:PORT", help="overrides [api] listen; port 0 picks one"
+    )
+    parser.add_argument("--log-level", metavar="LEVEL", help="overrides [daemon] log-level")
+    action = parser.add_mutually_exclusive_group()
+    action.add_argument("--check-config", action="store_true", help="validate the config and exit")
+    action.add_argument(
+        "--print-config", action="store_true", help="print the effective config as TOML"
+    )
+    parser.add_argument("--version", action="version", version=f"smemd {__version__}")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    flags: dict[tuple[str, str], Any] = {
+        ("paths", "state-dir"): args.state_dir,
+        ("paths", "socket"): args.socket,
+        ("api", "listen"): args.listen,
+        ("daemon", "log-level"): args.log_level,
+    }
+    try:
+        config = load(args.config, overrides={k: v for k, v in flags.items() if v is not None})
+    except ConfigError as err:
+        print(f"smemd: bad config: {err}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    if args.check_config:
+        print("config ok")
+        return EXIT_OK
+    if args.print_config:
+        sys.stdout.write(render_config(config))
+        return EXIT_OK
+    log.setup(config.daemon.log_level)
+    try:
+        return asyncio.run(Daemon(config).serve())
+    except KeyboardInterrupt:  # before the signal handlers were installed
+        return EXIT_FAILED
+
+
+def render_config(config: Config) -> str:
+    """The effective config as TOML, tokens masked."""
+    data = msgspec.to_builtins(config)
+    for key in SECRET_KEYS:
+        if data["api"][key]:
+            data["api"][key] = "********"
+    return tomlwriter.dumps(data)

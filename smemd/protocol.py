@@ -1,0 +1,77 @@
+"""Wire types of smem's own /v1 API: what smemd sends and smemctl decodes.
+
+Request bodies forbid unknown fields (decoding is validation); replies use camelCase like the
+Supermemory API. New fields get defaults and a field's type never changes.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+LogLevel = Literal["debug", "info", "warning", "error", "critical"]
+
+
+class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="camel"):
+    """Base of request bodies."""
+
+
+class Reply(msgspec.Struct, kw_only=True, rename="camel"):
+    """Base of reply bodies; lenient so an older smemctl can read a newer daemon."""
+
+
+class ErrorBody(Reply):
+    error: str
+    details: str = ""
+
+
+class Health(Reply):
+    status: str
+    version: str
+
+
+class Listeners(Reply):
+    tcp: str
+    socket: str
+
+
+class Status(Reply):
+    version: str
+    pid: int
+    uptime_s: float
+    started_at: str
+    state_dir: str
+    listeners: Listeners
+    fleet_kind: str
+    log_level: str
+
+
+class LogLevelChange(Request):
+    level: LogLevel
+    logger: str = "smemd"
+
+
+class LogLevelReply(Reply):
+    logger: str
+    level: str
+    previous: str
+
+
+class MinuteCount(Reply):
+    minute: str
+    requests: int
+
+
+class RouteActivity(Reply):
+    route: str
+    requests: int
+    p50_ms: float
+    p95_ms: float
+
+
+class Activity(Reply):
+    window_minutes: int
+    requests: int
+    per_minute: list[MinuteCount]
+    routes: list[RouteActivity]

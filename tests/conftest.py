@@ -1,0 +1,98 @@
+"""Fixtures that run the real daemon: as a subprocess, and in-process on the test's event loop."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from smemd.config import Config, load
+from smemd.daemon import Daemon
+from tests.daemon_process import DaemonProcess
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A temp dir with a short path: a Unix socket path must fit in 107 bytes."""
+    path = Path(tempfile.mkdtemp(prefix="smem-"))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def make_config(state_dir: Path, **settings: Any) -> Config:
+    """A test config that reads nothing from /etc or the environment; `api__token=...` sets it."""
+    overrides = {
+        ("paths", "state-dir"): str(state_dir),
+        ("paths", "socket"): str(state_dir / "smemd.sock"),
+        ("api", "listen"): "127.0.0.1:0",
+    }
+    for name, value in settings.items():
+        section, key = name.split("__")
+        overrides[section, key.replace("_", "-")] = value
+    return load(Path(os.devnull), env={}, overrides=overrides)
+
+
+class Running:
+    """An in-process daemon with a client on each listener."""
+
+    def __init__(self, daemon: Daemon, unix: aiohttp.ClientSession, tcp: aiohttp.ClientSession):
+        self.daemon = daemon
+        self.unix = unix
+        self.tcp = tcp
+        self.base = f"http://{daemon.state.listeners.tcp}"
+
+    def url(self, path: str) -> str:
+        return self.base + path
+
+
+StartDaemon = Callable[..., Awaitable[Running]]
+
+
+@pytest.fixture
+async def start_daemon(short_dir: Path) -> AsyncIterator[StartDaemon]:
+    """Start in-process daemons with the given settings; all are stopped at the end of the test."""
+    started: list[tuple[Daemon, list[aiohttp.ClientSession]]] = []
+
+    async def start(config: Config | None = None, **settings: Any) -> Running:
+        daemon = Daemon(config or make_config(short_dir, **settings))
+        await daemon.startup()
+        unix = aiohttp.ClientSession(
+            connector=aiohttp.UnixConnector(path=str(daemon.config.socket))
+        )
+        tcp = aiohttp.ClientSession()
+        started.append((daemon, [unix, tcp]))
+        return Running(daemon, unix, tcp)
+
+    yield start
+    for daemon, sessions in started:
+        for session in sessions:
+            await session.close()
+        await daemon.shutdown()
+
+
+@pytest.fixture
+async def running(start_daemon: StartDaemon) -> Running:
+    return await start_daemon()
+
+
+@pytest.fixture
+def daemon_process(short_dir: Path) -> Iterator[DaemonProcess]:
+    process = DaemonProcess(short_dir)
+    yield process
+    process.kill()
+
+
+def can_connect(path: Path) -> bool:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(str(path))
+        except OSError:
+            return False
+    return True

@@ -1,0 +1,223 @@
+"""The HTTP surface on both listeners: routes, auth, admin, and the one error shape."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import AsyncIterator
+from typing import Any
+
+import aiohttp
+import pytest
+
+from smemd import __version__
+from tests.conftest import Running, StartDaemon
+
+TOKEN = "t0ken-for-tests"
+ADMIN = "adm1n-for-tests"
+
+
+async def call(
+    session: aiohttp.ClientSession, method: str, url: str, **kwargs: Any
+) -> tuple[int, Any, aiohttp.ClientResponse]:
+    async with session.request(method, url, **kwargs) as response:
+        body = (
+            await response.json()
+            if response.content_type == "application/json"
+            else await response.text()
+        )
+        return response.status, body, response
+
+
+def assert_error(status: int, body: Any, expected: int) -> None:
+    assert status == expected, body
+    assert set(body) == {"error", "details"}, body
+    assert isinstance(body["error"], str) and body["error"]
+    assert isinstance(body["details"], str)
+
+
+async def test_health_on_both_listeners(running: Running) -> None:
+    for session, url in (
+        (running.unix, "http://smemd/v1/health"),
+        (running.tcp, running.url("/v1/health")),
+    ):
+        status, body, _ = await call(session, "GET", url)
+        assert (status, body) == (200, {"status": "ok", "version": __version__})
+
+
+async def test_status_reports_the_process_and_its_listeners(running: Running) -> None:
+    status, body, _ = await call(running.unix, "GET", "http://smemd/v1/status")
+    assert status == 200
+    config = running.daemon.config
+    assert body["version"] == __version__
+    assert body["stateDir"] == config.paths.state_dir
+    assert body["listeners"] == {
+        "tcp": running.daemon.state.listeners.tcp,
+        "socket": str(config.socket),
+    }
+    assert body["listeners"]["tcp"].startswith("127.0.0.1:") and not body["listeners"][
+        "tcp"
+    ].endswith(":0")
+    assert body["fleetKind"] == "builtin"
+    assert body["uptimeS"] >= 0
+
+
+async def test_without_a_token_tcp_is_open(running: Running) -> None:
+    status, _, _ = await call(running.tcp, "GET", running.url("/v1/status"))
+    assert status == 200
+
+
+@pytest.fixture
+async def guarded(start_daemon: StartDaemon) -> AsyncIterator[Running]:
+    yield await start_daemon(api__token=TOKEN, api__admin_token=ADMIN)
+
+
+@pytest.mark.parametrize(
+    "header", [None, "Bearer wrong", f"Basic {TOKEN}", f"Bearer {TOKEN}x", "Bearer "]
+)
+async def test_token_required_on_tcp(guarded: Running, header: str | None) -> None:
+    headers = {"Authorization": header} if header is not None else {}
+    status, body, response = await call(
+        guarded.tcp, "GET", guarded.url("/v1/status"), headers=headers
+    )
+    assert_error(status, body, 401)
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+async def test_token_accepted_on_tcp_and_not_needed_on_socket(guarded: Running) -> None:
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    assert (await call(guarded.tcp, "GET", guarded.url("/v1/status"), headers=auth))[0] == 200
+    assert (await call(guarded.unix, "GET", "http://smemd/v1/status"))[0] == 200
+
+
+async def test_health_needs_no_token(guarded: Running) -> None:
+    assert (await call(guarded.tcp, "GET", guarded.url("/v1/health")))[0] == 200
+
+
+async def test_admin_route_refused_on_tcp_without_admin_token(guarded: Running) -> None:
+    body = {"level": "info"}
+    for header in (f"Bearer {TOKEN}", "Bearer nope", None):
+        headers = {"Authorization": header} if header else {}
+        status, reply, _ = await call(
+            guarded.tcp, "POST", guarded.url("/v1/log-level"), json=body, headers=headers
+        )
+        assert_error(status, reply, 403)
+
+
+async def test_admin_route_answers_on_tcp_with_admin_token_and_on_socket(guarded: Running) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    status, reply, _ = await call(
+        guarded.tcp, "POST", guarded.url("/v1/log-level"), json={"level": "debug"}, headers=admin
+    )
+    assert status == 200 and reply["level"] == "debug"
+    status, reply, _ = await call(
+        guarded.unix, "POST", "http://smemd/v1/log-level", json={"level": "info"}
+    )
+    assert (status, reply["previous"], reply["level"]) == (200, "debug", "info")
+    assert logging.getLogger("smemd").level == logging.INFO
+
+
+async def test_admin_token_also_opens_ordinary_routes(guarded: Running) -> None:
+    admin = {"Authorization": f"Bearer {ADMIN}"}
+    assert (await call(guarded.tcp, "GET", guarded.url("/v1/status"), headers=admin))[0] == 200
+
+
+async def test_admin_route_refused_on_tcp_when_no_admin_token_is_configured(
+    running: Running,
+) -> None:
+    status, reply, _ = await call(
+        running.tcp, "POST", running.url("/v1/log-level"), json={"level": "info"}
+    )
+    assert_error(status, reply, 403)
+
+
+@pytest.mark.parametrize(
+    ("payload", "names"),
+    [
+        (b"{not json", "malformed"),
+        (b"", "empty"),
+        (b'{"level": 3}', "$.level"),
+        (b'{"level": "loud"}', "$.level"),
+        (b'{"level": "info", "colour": "red"}', "$.colour"),
+        (b"[1, 2]", "$"),
+    ],
+)
+async def test_bad_bodies_are_400_naming_what_is_wrong(
+    running: Running, payload: bytes, names: str
+) -> None:
+    before = logging.getLogger("smemd").level
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/v1/log-level", data=payload,
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    assert_error(status, body, 400)
+    assert names in body["error"] + body["details"]
+    assert logging.getLogger("smemd").level == before  # nothing applied
+
+
+async def test_body_over_the_limit_is_413(start_daemon: StartDaemon) -> None:
+    running = await start_daemon(api__max_body_mb=1)
+    big = b'{"level": "' + b"x" * (1024 * 1024) + b'"}'
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/v1/log-level", data=io.BytesIO(big)
+    )
+    assert_error(status, body, 413)
+
+    async def chunks() -> AsyncIterator[bytes]:  # no Content-Length: the limit must hold anyway
+        for _ in range(20):
+            yield b"x" * 65536
+
+    status, body, _ = await call(running.unix, "POST", "http://smemd/v1/log-level", data=chunks())
+    assert_error(status, body, 413)
+
+
+async def test_unknown_route_is_404_and_wrong_method_405(running: Running) -> None:
+    status, body, _ = await call(running.tcp, "GET", running.url("/v1/nope"))
+    assert_error(status, body, 404)
+    assert "/v1/nope" in body["details"]
+    status, body, response = await call(running.tcp, "DELETE", running.url("/v1/status"))
+    assert_error(status, body, 405)
+    assert response.headers["Allow"] == "GET"
+
+
+async def test_request_id_is_returned_and_logged(
+    running: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="smemd.access")
+    _, _, response = await call(
+        running.tcp, "GET", running.url("/v1/health"), headers={"X-Request-Id": "abc-123"}
+    )
+    assert response.headers["X-Request-Id"] == "abc-123"
+    _, _, response = await call(
+        running.tcp, "GET", running.url("/v1/nope"), headers={"X-Request-Id": "x" * 200}
+    )
+    generated = response.headers["X-Request-Id"]
+    assert len(generated) == 16 and generated != "x" * 200
+    lines = [r.getMessage() for r in caplog.records if r.name == "smemd.access"]
+    assert any("rid=abc-123" in line and "GET /v1/health" in line for line in lines)
+    assert any(f"rid={generated}" in line and " 404 " in line for line in lines)
+
+
+async def test_metrics_count_requests_by_route_and_status(running: Running) -> None:
+    for _ in range(3):
+        await call(running.unix, "GET", "http://smemd/v1/health")
+    await call(running.unix, "GET", "http://smemd/v1/nope")
+    status, text, response = await call(running.unix, "GET", "http://smemd/v1/metrics")
+    assert status == 200 and response.content_type == "text/plain"
+    assert 'smem_http_requests_total{route="/v1/health",method="GET",status="200"} 3' in text
+    assert 'smem_http_requests_total{route="unmatched",method="GET",status="404"} 1' in text
+    assert 'smem_http_request_duration_seconds_count{route="/v1/health"} 3' in text
+    assert 'smem_http_request_duration_seconds_bucket{route="/v1/health",le="+Inf"} 3' in text
+    assert "smem_uptime_seconds " in text
+
+
+async def test_activity_counts_this_minute(running: Running) -> None:
+    for _ in range(4):
+        await call(running.tcp, "GET", running.url("/v1/health"))
+    status, body, _ = await call(running.unix, "GET", "http://smemd/v1/activity")
+    assert status == 200
+    assert body["windowMinutes"] == 60 and len(body["perMinute"]) == 60
+    assert body["perMinute"][-1]["requests"] == 4 == body["requests"]
+    (health,) = [r for r in body["routes"] if r["route"] == "/v1/health"]
+    assert health["requests"] == 4
+    assert 0 < health["p50Ms"] <= health["p95Ms"] < 1000
