@@ -44,10 +44,10 @@ class Daemon:
 
     async def serve(self, *, handle_signals: bool = True) -> int:
         """Run until asked to stop; the exit code: 0 after a clean stop, 1 if startup failed."""
+        if handle_signals:
+            self._install_signal_handlers()
         try:
             await self.startup()
-            if handle_signals:
-                self._install_signal_handlers()
             await self.run()
         except StartupError as err:
             log.daemon.error("%s", err)

@@ -6,12 +6,13 @@ import os
 import shutil
 import socket
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from smemd.config import Config, load
 from smemd.daemon import Daemon
@@ -60,8 +61,12 @@ async def start_daemon(short_dir: Path) -> AsyncIterator[StartDaemon]:
     """Start in-process daemons with the given settings; all are stopped at the end of the test."""
     started: list[tuple[Daemon, list[aiohttp.ClientSession]]] = []
 
-    async def start(config: Config | None = None, **settings: Any) -> Running:
+    async def start(
+        config: Config | None = None, routes: Sequence[web.RouteDef] = (), **settings: Any
+    ) -> Running:
+        """`routes` are added beside the real ones, for behaviour no real route has yet."""
         daemon = Daemon(config or make_config(short_dir, **settings))
+        daemon.app.router.add_routes(routes)
         await daemon.startup()
         unix = aiohttp.ClientSession(
             connector=aiohttp.UnixConnector(path=str(daemon.config.socket))

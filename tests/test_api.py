@@ -9,6 +9,7 @@ from typing import Any
 
 import aiohttp
 import pytest
+from aiohttp import web
 
 from smemd import __version__
 from tests.conftest import Running, StartDaemon
@@ -177,7 +178,7 @@ async def test_unknown_route_is_404_and_wrong_method_405(running: Running) -> No
     assert "/v1/nope" in body["details"]
     status, body, response = await call(running.tcp, "DELETE", running.url("/v1/status"))
     assert_error(status, body, 405)
-    assert response.headers["Allow"] == "GET"
+    assert set(response.headers["Allow"].split(",")) == {"GET", "HEAD"}
 
 
 async def test_request_id_is_returned_and_logged(
@@ -221,3 +222,23 @@ async def test_activity_counts_this_minute(running: Running) -> None:
     (health,) = [r for r in body["routes"] if r["route"] == "/v1/health"]
     assert health["requests"] == 4
     assert 0 < health["p50Ms"] <= health["p95Ms"] < 1000
+
+
+async def test_head_on_health_for_load_balancers(running: Running) -> None:
+    async with running.tcp.head(running.url("/v1/health")) as response:
+        assert response.status == 200
+
+
+async def test_unexpected_failure_is_a_500_in_the_error_shape(
+    start_daemon: StartDaemon, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def broken(request: web.Request) -> web.Response:
+        raise RuntimeError("secret internals")
+
+    running = await start_daemon(routes=[web.get("/test/broken", broken)])
+    status, body, response = await call(running.tcp, "GET", running.url("/test/broken"))
+    assert_error(status, body, 500)
+    assert "secret internals" not in body["error"] + body["details"]
+    rid = response.headers["X-Request-Id"]
+    assert rid in body["details"]
+    assert any(r.exc_info and rid in r.getMessage() for r in caplog.records)

@@ -54,6 +54,10 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
         status = response.status
         response.headers[REQUEST_ID_HEADER] = rid
         return response
+    except web.HTTPException as exc:  # the < 400 ones render_errors lets through
+        status = exc.status
+        exc.headers[REQUEST_ID_HEADER] = rid
+        raise
     finally:
         elapsed = time.perf_counter() - started
         if task is not None:

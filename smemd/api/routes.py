@@ -56,8 +56,8 @@ async def set_log_level(request: web.Request) -> web.Response:
 def add_routes(app: web.Application) -> None:
     state = app[STATE]
     router = app.router
-    router.add_get("/v1/health", health, allow_head=False)
-    router.add_get("/v1/status", status, allow_head=False)
-    router.add_get("/v1/metrics", metrics, allow_head=False)
-    router.add_get("/v1/activity", activity, allow_head=False)
+    router.add_get("/v1/health", health)
+    router.add_get("/v1/status", status)
+    router.add_get("/v1/metrics", metrics)
+    router.add_get("/v1/activity", activity)
     state.admin_routes.add(router.add_post("/v1/log-level", set_log_level))
