@@ -28,6 +28,14 @@ def slow_daemon(state_dir: Path, seconds: float, deadline: float) -> Daemon:
     return daemon
 
 
+async def serving(daemon: Daemon) -> asyncio.Task[int]:
+    """Run `serve()` as smemd's main does, returning once the listeners are up."""
+    serve = asyncio.create_task(daemon.serve(handle_signals=False))
+    while not daemon.addr_file.exists():
+        await asyncio.sleep(0.01)
+    return serve
+
+
 async def start_slow_request(daemon: Daemon) -> asyncio.Task[int | str]:
     async def fetch() -> int | str:
         async with (
@@ -45,9 +53,7 @@ async def start_slow_request(daemon: Daemon) -> asyncio.Task[int | str]:
 
 async def test_request_that_finishes_before_the_deadline_gets_its_answer(short_dir: Path) -> None:
     daemon = slow_daemon(short_dir, seconds=0.3, deadline=5)
-    serve = asyncio.create_task(daemon.serve(handle_signals=False))
-    while not daemon.addr_file.exists():
-        await asyncio.sleep(0.01)
+    serve = await serving(daemon)
     request = await start_slow_request(daemon)
     daemon.handle_signal(signal.SIGTERM)
     assert await serve == 0
@@ -59,9 +65,7 @@ async def test_request_still_running_at_the_deadline_is_cancelled_and_counted(
 ) -> None:
     caplog.set_level(logging.INFO, logger="smemd")
     daemon = slow_daemon(short_dir, seconds=30, deadline=0.5)
-    serve = asyncio.create_task(daemon.serve(handle_signals=False))
-    while not daemon.addr_file.exists():
-        await asyncio.sleep(0.01)
+    serve = await serving(daemon)
     request = await start_slow_request(daemon)
     started = time.monotonic()
     daemon.handle_signal(signal.SIGTERM)
@@ -75,9 +79,7 @@ async def test_request_still_running_at_the_deadline_is_cancelled_and_counted(
 
 async def test_second_interrupt_forces_the_stop(short_dir: Path) -> None:
     daemon = slow_daemon(short_dir, seconds=30, deadline=30)
-    serve = asyncio.create_task(daemon.serve(handle_signals=False))
-    while not daemon.addr_file.exists():
-        await asyncio.sleep(0.01)
+    serve = await serving(daemon)
     request = await start_slow_request(daemon)
     daemon.handle_signal(signal.SIGINT)
     await asyncio.sleep(0.2)
