@@ -11,6 +11,7 @@ import contextlib
 import os
 import signal
 import socket
+import sqlite3
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from smemd import listeners, log
 from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
+from smemd.engine.core import Engine
+from smemd.fleet.builtin import load_embedder
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners
@@ -38,7 +41,7 @@ class Daemon:
         self.should_exit = asyncio.Event()
         self.force_exit = asyncio.Event()
         self.addr_file = config.state_dir / "smemd.addr"
-        self._stack = contextlib.ExitStack()
+        self._stack = contextlib.AsyncExitStack()
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -64,6 +67,7 @@ class Daemon:
             tcp_sock = self._stack.enter_context(contextlib.closing(self._bind_tcp()))
         except (OSError, AlreadyRunning, listeners.ListenerError) as err:
             raise StartupError(str(err)) from err
+        await self._start_engine()
         self.state.listeners = Listeners(
             tcp=listeners.tcp_address(tcp_sock), socket=str(self.config.socket)
         )
@@ -85,6 +89,19 @@ class Daemon:
         interval = watchdog_interval()
         if interval is not None:
             self._spawn(keep_watchdog(interval))
+
+    async def _start_engine(self) -> None:
+        """The store opens and unfinished jobs resume before anyone can connect."""
+        notify("STATUS=loading models")
+        embedder = await asyncio.to_thread(load_embedder)
+        engine = Engine(self.config.state_dir, embedder, self.config.engine)
+        try:
+            await engine.start()
+        except (OSError, sqlite3.Error) as err:
+            raise StartupError(f"cannot open the store in {self.config.state_dir}: {err}") from err
+        self._stack.push_async_callback(engine.stop)
+        self.state.engine = engine
+        log.daemon.info("engine ready: embedder %s, store %s", embedder.name, engine.store.path)
 
     async def run(self) -> None:
         await self.should_exit.wait()
@@ -111,7 +128,7 @@ class Daemon:
         for task in self._tasks:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
-        self._stack.close()
+        await self._stack.aclose()
         if cut:
             log.daemon.warning(
                 "stopped; cancelled %d request(s) still running at the deadline", cut

@@ -42,6 +42,11 @@ class MethodNotAllowed(SmemError):
     code = "method_not_allowed"
 
 
+class Conflict(SmemError):
+    status = 409
+    code = "conflict"
+
+
 class PayloadTooLarge(SmemError):
     status = 413
     code = "payload_too_large"

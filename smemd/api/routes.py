@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from smemd import __version__, log
-from smemd.api.state import STATE
+from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.protocol import Health, LogLevelChange, LogLevelReply, Status
 
@@ -28,8 +28,19 @@ async def status(request: web.Request) -> web.Response:
             listeners=state.listeners,
             fleet_kind=state.config.fleet.kind,
             log_level=log.level_name(),
+            embedder=state.engine.embedder.name if state.engine else "",
+            warnings=_warnings(state),
         )
     )
+
+
+def _warnings(state: ApiState) -> list[str]:
+    warnings = []
+    if state.engine is not None and state.engine.embedder.is_fallback:
+        warnings.append(
+            f"embedder {state.engine.embedder.name} is the hashed fallback: recall is lexical-grade"
+        )
+    return warnings
 
 
 async def metrics(request: web.Request) -> web.Response:

@@ -12,6 +12,7 @@ from aiohttp import web
 from smemd.api.activity import Activity
 from smemd.api.metrics import Metrics
 from smemd.config import Config
+from smemd.engine.core import Engine
 from smemd.protocol import Listeners
 
 
@@ -27,6 +28,7 @@ class ApiState:
     # Handler tasks still running, so shutdown can cut them at its deadline and say how many.
     in_flight: set[asyncio.Task[object]] = field(default_factory=set)
     admin_routes: set[web.AbstractRoute] = field(default_factory=set)
+    engine: Engine | None = None  # set once the store is open
 
     @property
     def max_body_bytes(self) -> int:

@@ -45,6 +45,8 @@ class Status(Reply):
     listeners: Listeners
     fleet_kind: str
     log_level: str
+    embedder: str = ""
+    warnings: list[str] = msgspec.field(default_factory=list)
 
 
 class LogLevelChange(Request):

@@ -1,0 +1,115 @@
+"""v5 document routes: add, batch add, get, update, delete."""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from smemd.api import params, render
+from smemd.api.wire import decode, reply
+from smemd.engine.documents import DocumentChange, NewDocument
+from smemd.errors import SmemError
+from smemd.protocol.memory import (
+    AddDocument,
+    BatchAdd,
+    BatchAddResult,
+    BatchDocument,
+    BatchResult,
+    DeleteIds,
+    DeleteResult,
+    IdError,
+    Metadata,
+    UpdateDocument,
+)
+
+
+def _metadata(metadata: Metadata | None, group: Metadata | None) -> dict[str, object]:
+    # `group` isolates related context inside a namespace: it is filterable metadata too.
+    return {**(metadata or {}), **(group or {})}
+
+
+def _new_document(
+    body: AddDocument | BatchDocument, task_type: str | None, path: str
+) -> NewDocument:
+    return NewDocument(
+        content=body.content,
+        caller_id=body.id,
+        metadata=_metadata(body.metadata, body.group),
+        date=params.timestamp(body.date, f"{path}.date"),
+        task_type="superrag" if task_type == "superrag" else "memory",
+    )
+
+
+async def add(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, AddDocument)
+    doc = await params.engine(request).documents.add(ns, _new_document(body, body.task_type, "$"))
+    return reply(render.document_ref(doc))
+
+
+async def add_batch(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, BatchAdd)
+    engine = params.engine(request)
+    accepted: list[BatchResult] = []
+    failed: list[BatchResult] = []
+    for i, item in enumerate(body.documents):
+        try:
+            doc = await engine.documents.add(
+                ns, _new_document(item, body.task_type, f"$.documents[{i}]")
+            )
+        except SmemError as err:
+            failed.append(
+                BatchResult(
+                    id=item.id or "", status="error", error=err.message, details=err.details
+                )
+            )
+            continue
+        accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status]))
+    return reply(BatchAddResult(results=accepted + failed, count=len(accepted), failed=len(failed)))
+
+
+async def get(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    include = params.query_list(request, "include", ("chunks", "memories"))
+    engine = params.engine(request)
+    doc = await engine.documents.get(ns, request.match_info["id"])
+    out = render.document(doc)
+    if "chunks" in include:
+        out.chunks = [
+            render.chunk(c, doc.metadata) for c in await engine.documents.chunks_of(doc.id)
+        ]
+    if "memories" in include:
+        async with engine.store.read() as reader:
+            derived = await reader.memories_of_document(doc.id)
+        now = params.now()
+        out.memories = [render.memory(m, now) for m in derived]
+    return reply(out)
+
+
+async def update(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, UpdateDocument)
+    metadata = _metadata(body.metadata, body.group) if body.metadata or body.group else None
+    change = DocumentChange(
+        content=body.content,
+        metadata=metadata,
+        date=params.timestamp(body.date, "$.date"),
+        task_type=body.task_type,
+    )
+    doc = await params.engine(request).documents.update(ns, request.match_info["id"], change)
+    return reply(render.document_ref(doc))
+
+
+async def delete(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, DeleteIds)
+    count, errors = await params.engine(request).documents.delete(ns, body.ids)
+    return reply(DeleteResult(count=count, errors=[IdError(id=i, error=e) for i, e in errors]))
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_post("/ns/{ns}/document", add)
+    router.add_post("/ns/{ns}/document/batch", add_batch)
+    router.add_get("/ns/{ns}/document/{id}", get)
+    router.add_patch("/ns/{ns}/document/{id}", update)
+    router.add_delete("/ns/{ns}/document", delete)

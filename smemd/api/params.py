@@ -1,0 +1,95 @@
+"""What handlers read from a request besides its body: the namespace, query parameters, times."""
+
+from __future__ import annotations
+
+import re
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from aiohttp import web
+
+from smemd.api.state import STATE
+from smemd.engine.core import Engine
+from smemd.engine.filters import Filter, FilterError, parse_filter
+from smemd.errors import BadRequest, Unavailable
+from smemd.protocol.memory import NAMESPACE_PATTERN
+
+_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+
+
+def engine(request: web.Request) -> Engine:
+    engine = request.app[STATE].engine
+    if engine is None:
+        raise Unavailable("memory engine not running", "smemd is starting or stopping")
+    return engine
+
+
+def namespace(request: web.Request) -> str:
+    name = request.match_info["ns"]
+    if not _NAMESPACE.match(name):
+        raise BadRequest(
+            "invalid namespace", f"$.namespace: {name[:120]!r} does not match {NAMESPACE_PATTERN}"
+        )
+    return name
+
+
+def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
+    text = request.query.get(name)
+    if text is None:
+        return default
+    if not re.fullmatch(r"\d{1,9}", text) or not low <= int(text) <= high:
+        raise BadRequest(
+            "invalid query parameter",
+            f"?{name}: expected an integer in {low}..{high}, got {text!r}",
+        )
+    return int(text)
+
+
+def query_choice(request: web.Request, name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = request.query.get(name, default)
+    if value not in choices:
+        raise BadRequest(
+            "invalid query parameter",
+            f"?{name}: expected one of {', '.join(choices)}, got {value!r}",
+        )
+    return value
+
+
+def query_list(request: web.Request, name: str, choices: tuple[str, ...]) -> set[str]:
+    """`?include=a&include=b` and `?include=a,b` alike."""
+    values = {
+        v.strip() for raw in request.query.getall(name, []) for v in raw.split(",") if v.strip()
+    }
+    unknown = values - set(choices)
+    if unknown:
+        raise BadRequest(
+            "invalid query parameter", f"?{name}: unknown {', '.join(sorted(unknown))}"
+        )
+    return values
+
+
+def timestamp(value: str | None, path: str) -> float | None:
+    """ISO-8601 date or date-time to Unix seconds; a time without an offset is UTC."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadRequest("invalid date", f"{path}: expected ISO-8601, got {value[:60]!r}") from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=UTC)
+    return parsed.timestamp()
+
+
+def filter_of(raw: Any, path: str = "$.filter") -> Filter | None:
+    if raw is None:
+        return None
+    try:
+        return parse_filter(raw, root=path)
+    except FilterError as err:
+        raise BadRequest("invalid filter", str(err)) from err
+
+
+def now() -> float:
+    return time.time()

@@ -1,0 +1,143 @@
+"""v5 recall routes: search, profile, and the three lists."""
+
+from __future__ import annotations
+
+import time
+
+from aiohttp import web
+
+from smemd.api import params, render
+from smemd.api.wire import decode, reply
+from smemd.engine.recall import Hit, Query
+from smemd.errors import BadRequest
+from smemd.protocol.memory import (
+    Fact,
+    Included,
+    ListBody,
+    ListResponse,
+    Profile,
+    ProfileBody,
+    ProfileResponse,
+    Search,
+    SearchResponse,
+    SearchResult,
+)
+
+RELATED_LIMIT = 5
+
+
+async def search(request: web.Request) -> web.Response:
+    started = time.perf_counter()
+    ns = params.namespace(request)
+    body = await decode(request, Search)
+    if not body.query.strip():
+        raise BadRequest("invalid request body", "$.query: must not be blank")
+    engine = params.engine(request)
+    half_life = (
+        body.half_life_days if body.half_life_days is not None else engine.config.half_life_days
+    )
+    query = Query(
+        text=body.query,
+        mode=body.search_mode,
+        limit=body.limit,
+        threshold=body.threshold,
+        filter=params.filter_of(body.filter),
+        as_of=params.timestamp(body.as_of, "$.asOf"),
+        half_life_days=half_life,
+        include_forgotten=body.include.forgotten,
+    )
+    hits = await engine.recall.search(ns, query)
+    now = time.time()
+    results = [await _result(request, hit, body, now) for hit in hits]
+    elapsed = (time.perf_counter() - started) * 1000
+    return reply(SearchResponse(results=results, search_time=round(elapsed, 2)))
+
+
+async def _result(request: web.Request, hit: Hit, body: Search, now: float) -> SearchResult:
+    result = render.search_result(hit, now)
+    if not (body.include.related or body.include.documents):
+        return result
+    engine = params.engine(request)
+    included = Included()
+    if body.include.related and hit.memory is not None:
+        included.related = render.related(await engine.memories.related(hit.memory, RELATED_LIMIT))
+    if body.include.documents:
+        document = hit.document
+        if document is None and hit.memory is not None and hit.memory.document_id is not None:
+            async with engine.store.read() as reader:
+                document = await reader.document_by_id(hit.memory.document_id)
+        if document is not None:
+            included.document = render.included_document(document)
+    result.included = included
+    return result
+
+
+async def profile(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, Profile) if await request.read() else Profile()
+    params.filter_of(body.filter)  # validated; profiles are not filtered without an LLM yet
+    static, dynamic = await params.engine(request).memories.profile(ns)
+    return reply(
+        ProfileResponse(
+            profile=ProfileBody(
+                static=[Fact(id=m.id, memory=m.text) for m in static],
+                dynamic=[Fact(id=m.id, memory=m.text) for m in dynamic],
+                buckets={name: [] for name in body.buckets or []},
+            )
+        )
+    )
+
+
+async def list_items(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    kind = request.match_info["type"]
+    page = params.query_int(request, "page", 1, 1, 1_000_000)
+    limit = params.query_int(request, "limit", 10, 1, 100)
+    sorts = (
+        ("createdAt", "updatedAt", "position") if kind == "chunks" else ("createdAt", "updatedAt")
+    )
+    sort = params.query_choice(request, "sort", "createdAt", sorts)
+    order = params.query_choice(request, "order", "desc", ("asc", "desc"))
+    body = await decode(request, ListBody) if await request.read() else ListBody()
+    filter = params.filter_of(body.filter)
+    engine = params.engine(request)
+    out = ListResponse(
+        documents=[], chunks=[], memories=[], pagination=render.pagination(page, limit, 0)
+    )
+    if kind == "documents":
+        docs, total = await engine.documents.list_documents(
+            ns, page=page, limit=limit, sort=sort, order=order, filter=filter
+        )
+        counts = (
+            await _memory_counts(request, [d.id for d in docs]) if body.include.memory_count else {}
+        )
+        out.documents = [
+            render.document(d, content=body.include.content, memory_count=counts.get(d.id))
+            for d in docs
+        ]
+    elif kind == "chunks":
+        chunks, total = await engine.documents.list_chunks(
+            ns, page=page, limit=limit, sort=sort, order=order, filter=filter
+        )
+        out.chunks = [render.chunk(c, with_document=True) for c in chunks]
+    else:
+        memories, total = await engine.memories.list_memories(
+            ns, page=page, limit=limit, sort=sort, order=order, filter=filter,
+            include_forgotten=body.include.forgotten, history=body.history, type=body.type,
+        )  # fmt: skip
+        now = time.time()
+        out.memories = [render.memory(m, now) for m in memories]
+    out.pagination = render.pagination(page, limit, total)
+    return reply(out)
+
+
+async def _memory_counts(request: web.Request, document_ids: list[str]) -> dict[str, int]:
+    engine = params.engine(request)
+    async with engine.store.read() as reader:
+        return {d: len(await reader.memories_of_document(d)) for d in document_ids}
+
+
+def add_routes(router: web.UrlDispatcher) -> None:
+    router.add_post("/ns/{ns}/search", search)
+    router.add_post("/ns/{ns}/profile", profile)
+    router.add_post("/ns/{ns}/list/{type:documents|chunks|memories}", list_items)

@@ -1,0 +1,1 @@
+"""The memory engine: ingest, recall, reconcile, forget; it never imports the API."""

@@ -1,0 +1,152 @@
+"""Heading-aware chunking: markdown or plain text in, embeddable chunks with their heading path out."""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+# CommonMark ATX heading: up to 3 spaces of indent, 1-6 '#', then a space or the end of the line;
+# a closing run of '#' (after a space, or the whole title) is decoration, not title.
+_HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
+_HEADING_CLOSE = re.compile(r"(?:^|[ \t])#+[ \t]*$")
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+# Cut after . ! ? (and any closing quote or bracket) when whitespace follows; abbreviations may
+# cause an early cut, which costs a little context but never loses text.
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
+
+
+class Chunk(msgspec.Struct, frozen=True):
+    """One piece of a document: its order, the headings above it, and its text."""
+
+    position: int
+    heading_path: tuple[str, ...]
+    text: str
+
+    def embedding_text(self) -> str:
+        """The text to embed: the heading path gives a chunk its context ("Guide > Install")."""
+        if not self.heading_path:
+            return self.text
+        return " > ".join(self.heading_path) + "\n\n" + self.text
+
+
+def chunk_text(text: str, *, target: int = 1400) -> list[Chunk]:
+    """Split text into chunks of about `target` characters that never straddle a heading."""
+    if target < 1:
+        raise ValueError(f"chunk target must be at least 1, not {target}")
+    chunks: list[Chunk] = []
+    for path, blocks in _sections(text.replace("\r\n", "\n").replace("\r", "\n")):
+        for piece in _pack(blocks, target):
+            chunks.append(Chunk(len(chunks), path, piece))
+    return chunks
+
+
+# A block is (text, is_code): a paragraph, or a fenced code block from fence to fence.
+_Block = tuple[str, bool]
+
+
+def _sections(text: str) -> list[tuple[tuple[str, ...], list[_Block]]]:
+    """(heading path, blocks) for each section that has any content."""
+    sections: list[tuple[tuple[str, ...], list[_Block]]] = []
+    titles: dict[int, str] = {}
+    blocks: list[_Block] = []
+    lines: list[str] = []  # the block being read
+    fence = ""  # the opening fence while inside a code block
+
+    def end_block() -> None:
+        if block := "\n".join(lines).strip("\n").rstrip():
+            blocks.append((block if fence else block.strip(), bool(fence)))
+        lines.clear()
+
+    def end_section() -> None:
+        end_block()
+        if blocks:
+            path = tuple(titles[level] for level in sorted(titles))
+            sections.append((path, blocks.copy()))
+            blocks.clear()
+
+    for line in text.split("\n"):
+        if fence:
+            lines.append(line)
+            stripped = line.strip()
+            # A fence closes with the same character, at least as long, and nothing after it.
+            if stripped.startswith(fence) and not stripped.strip(fence[0]):
+                end_block()
+                fence = ""
+            continue
+        if opening := _FENCE_OPEN.match(line):
+            marker, info = opening.groups()
+            if not (marker[0] == "`" and "`" in info):  # ```x``` on one line is inline code
+                end_block()
+                fence = marker
+                lines.append(line)
+                continue
+        if heading := _HEADING.match(line):
+            end_section()
+            level = len(heading.group(1))
+            # A new heading ends every deeper level; an empty "#" just clears its level.
+            titles = {lv: title for lv, title in titles.items() if lv < level}
+            if title := _HEADING_CLOSE.sub("", heading.group(2).strip()).strip():
+                titles[level] = title
+            continue
+        if line.strip():
+            lines.append(line.rstrip())
+        else:
+            end_block()
+    end_section()  # an unclosed fence runs to the end, as in CommonMark
+    return sections
+
+
+def _pack(blocks: list[_Block], target: int) -> list[str]:
+    """Greedily join a section's blocks into pieces of up to `target` characters."""
+    # Each unit carries the glue that joins it to the unit before it in its block.
+    units: list[tuple[str, str]] = []
+    for block, is_code in blocks:
+        if is_code:
+            # A code block stays whole up to 2x target: cutting code loses more than it saves.
+            parts = [block] if len(block) <= 2 * target else _split(block, target, "\n")
+            glue = "\n"
+        else:
+            parts = [block] if len(block) <= target else _split_paragraph(block, target)
+            glue = " "
+        units.extend((part, "\n\n" if i == 0 else glue) for i, part in enumerate(parts))
+    units = [(part, glue) for part, glue in units if part.strip()]
+
+    pieces: list[tuple[str, str]] = []  # (glue to the previous piece, text)
+    for part, glue in units:
+        if pieces and len(pieces[-1][1]) + len(glue) + len(part) <= target:
+            pieces[-1] = (pieces[-1][0], pieces[-1][1] + glue + part)
+        else:
+            pieces.append((glue, part))
+    # A tiny tail embeds poorly on its own; it rides with the piece before it.
+    if len(pieces) > 1 and len(pieces[-1][1]) < target // 5:
+        glue, tail = pieces.pop()
+        pieces[-1] = (pieces[-1][0], pieces[-1][1] + glue + tail)
+    return [piece for _, piece in pieces]
+
+
+def _split_paragraph(text: str, target: int) -> list[str]:
+    """Sentence-packed pieces of one long paragraph; words, then raw cuts, for huge sentences."""
+    parts: list[str] = []
+    for sentence in _SENTENCE_BREAK.split(text):
+        parts.extend([sentence] if len(sentence) <= target else _split(sentence, target, " "))
+    return _join(parts, target, " ")
+
+
+def _split(text: str, target: int, sep: str) -> list[str]:
+    """Cut on words (sep " ") or lines (sep "\\n") into pieces of up to `target` characters."""
+    tokens = text.split() if sep == " " else text.split("\n")
+    # A token longer than the target (a URL, a base64 line) is the one place we cut mid-token.
+    parts = [token[i : i + target] for token in tokens for i in range(0, len(token) or 1, target)]
+    return _join(parts, target, sep)
+
+
+def _join(parts: list[str], target: int, sep: str) -> list[str]:
+    """Greedily join parts with `sep` while the result stays within `target`."""
+    joined: list[str] = []
+    for part in parts:
+        if joined and len(joined[-1]) + len(sep) + len(part) <= target:
+            joined[-1] += sep + part
+        else:
+            joined.append(part)
+    return joined

@@ -1,0 +1,73 @@
+"""The engine as one object: store, indexes, embedder, worker, and the operations over them."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from pathlib import Path
+
+from smemd.config import EngineConfig
+from smemd.engine.documents import Documents
+from smemd.engine.indexes import Indexes
+from smemd.engine.memories import Memories
+from smemd.engine.recall import Recall
+from smemd.engine.worker import Worker
+from smemd.fleet.builtin import Embedder
+from smemd.store.api import Store
+from smemd.store.records import Job, Namespace
+
+log = logging.getLogger("smemd.engine")
+
+DATABASE_NAME = "smem.sqlite3"
+
+
+class Engine:
+    def __init__(self, state_dir: Path, embedder: Embedder, config: EngineConfig) -> None:
+        self.config = config
+        self.embedder = embedder
+        self.store = Store(state_dir / DATABASE_NAME)
+        self.indexes = Indexes(self.store, embedder.dimension)
+        self.worker = Worker(self.store, embedder, self.indexes)
+        self.recall = Recall(self.store, embedder, self.indexes)
+        self.documents = Documents(self.store, self.indexes, self.worker)
+        self.memories = Memories(self.store, self.indexes, self.recall, embedder)
+        self._worker_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        applied = await self.store.open()
+        if applied:
+            log.info("database %s: applied %s", self.store.path, ", ".join(applied))
+        self._worker_task = asyncio.create_task(self.worker.run(), name="ingest-worker")
+        self.worker.wake()  # resume whatever a previous run left unfinished
+
+    async def stop(self) -> None:
+        if self._worker_task is not None:
+            self._worker_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker_task
+            self._worker_task = None
+        await self.store.close()
+
+    async def namespaces(
+        self, *, page: int, limit: int, contains: str = ""
+    ) -> tuple[list[Namespace], int]:
+        async with self.store.read() as reader:
+            rows = await reader.namespaces(
+                contains=contains, limit=limit, offset=(page - 1) * limit
+            )
+            return rows, await reader.count_namespaces(contains)
+
+    async def namespace(self, name: str) -> Namespace | None:
+        async with self.store.read() as reader:
+            return await reader.namespace(name)
+
+    async def jobs(
+        self, limit: int = 50, namespace: str | None = None
+    ) -> tuple[list[Job], dict[str, int]]:
+        async with self.store.read() as reader:
+            return await reader.recent_jobs(limit, namespace), await reader.job_counts()
+
+    async def wait_idle(self) -> None:
+        """Until no job is open (tests and benchmarks use this)."""
+        await self.worker.wait_idle()

@@ -1,0 +1,201 @@
+"""Documents in and out: accept (durably, as a job), revise, read, list, hard-delete."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from smemd.engine.filters import Filter
+from smemd.engine.ids import content_hash, new_id, now
+from smemd.engine.indexes import Indexes
+from smemd.engine.worker import Worker
+from smemd.errors import NotFound
+from smemd.store.api import Store, Writer
+from smemd.store.records import Chunk, Document
+
+TaskType = Literal["memory", "superrag"]
+DOCUMENT_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+
+
+class NewDocument(msgspec.Struct, kw_only=True):
+    content: str
+    caller_id: str | None = None
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    date: float | None = None
+    task_type: TaskType = "memory"
+
+
+class DocumentChange(msgspec.Struct, kw_only=True):
+    """A PATCH: fields left None stay as they are."""
+
+    content: str | None = None
+    metadata: dict[str, Any] | None = None
+    date: float | None = None
+    task_type: TaskType | None = None
+
+
+class Documents:
+    def __init__(self, store: Store, indexes: Indexes, worker: Worker) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.worker = worker
+
+    async def add(self, namespace: str, new: NewDocument) -> Document:
+        """Commit the document and its job before answering; the same id and content is a no-op."""
+        digest = content_hash(new.content)
+        t = now()
+        async with self.store.write() as writer:
+            await writer.ensure_namespace(namespace, t)
+            existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
+            if existing is None:
+                doc = await writer.insert_document(
+                    Document(
+                        seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
+                        title=title_of(new.content), type="text", content=new.content, url=None,
+                        metadata=new.metadata, content_date=new.date, content_hash=digest,
+                        task_type=new.task_type, status="queued", error=None, revision=1,
+                        created_at=t, updated_at=t,
+                    )
+                )  # fmt: skip
+                await writer.insert_job(new_id("job"), namespace, doc.id, 1, t)
+            elif existing.content_hash == digest and existing.status != "failed":
+                return existing  # an idempotent re-send
+            else:
+                doc = await self._revise(writer, existing, DocumentChange(
+                    content=new.content, metadata={**existing.metadata, **new.metadata},
+                    date=new.date, task_type=new.task_type,
+                ))  # fmt: skip
+        self.worker.wake()
+        return doc
+
+    async def update(self, namespace: str, ref: str, change: DocumentChange) -> Document:
+        async with self.store.write() as writer:
+            doc = await writer.document(namespace, ref)
+            if doc is None:
+                raise NotFound(
+                    "document not found", f"no document {ref!r} in namespace {namespace!r}"
+                )
+            doc = await self._revise(writer, doc, change)
+        self.worker.wake()
+        return doc
+
+    async def get(self, namespace: str, ref: str) -> Document:
+        async with self.store.read() as reader:
+            doc = await reader.document(namespace, ref)
+        if doc is None:
+            raise NotFound("document not found", f"no document {ref!r} in namespace {namespace!r}")
+        return doc
+
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        async with self.store.read() as reader:
+            return await reader.chunks_of(document_id)
+
+    async def list_documents(
+        self, namespace: str, *, page: int, limit: int, sort: str, order: str, filter: Filter | None
+    ) -> tuple[list[Document], int]:
+        where, params = filter.to_sql("metadata") if filter else ("1", [])
+        column = DOCUMENT_SORTS.get(sort, "created_at")
+        async with self.store.read() as reader:
+            return await reader.documents(
+                namespace, where=where, params=params, order=f"{column} {order}, seq {order}",
+                limit=limit, offset=(page - 1) * limit,
+            )  # fmt: skip
+
+    async def list_chunks(
+        self, namespace: str, *, page: int, limit: int, sort: str, order: str, filter: Filter | None
+    ) -> tuple[list[Chunk], int]:
+        where, params = "1", list[object]()
+        if filter is not None:
+            sql, params = filter.to_sql("d.metadata")
+            where = f"c.document_id IN (SELECT d.id FROM documents d WHERE {sql})"
+        column = {"position": "c.position", "updatedAt": "c.created_at"}.get(sort, "c.created_at")
+        async with self.store.read() as reader:
+            return await reader.chunks(
+                namespace, where=where, params=params, order=f"{column} {order}, c.seq {order}",
+                limit=limit, offset=(page - 1) * limit,
+            )  # fmt: skip
+
+    async def delete(self, namespace: str, refs: list[str]) -> tuple[int, list[tuple[str, str]]]:
+        """Hard delete: the documents, their chunks and the memories only they support."""
+        deleted, errors = 0, []
+        for ref in refs:
+            async with self.store.write() as writer:
+                doc = await writer.document(namespace, ref)
+                if doc is None:
+                    errors.append((ref, "not found"))
+                    continue
+                effects = await _delete_document(writer, doc)
+            deleted += 1
+            if (loaded := self.indexes.loaded(namespace)) is not None:
+                loaded.chunks.remove(effects.chunk_seqs)
+                loaded.memories.remove(effects.memory_seqs)
+                for seq in effects.reinstated_seqs:
+                    loaded.memories.set_live(seq, True)
+        return deleted, errors
+
+    async def _revise(self, writer: Writer, doc: Document, change: DocumentChange) -> Document:
+        t = now()
+        changes: dict[str, Any] = {"updated_at": t}
+        if change.metadata is not None:
+            changes["metadata"] = change.metadata
+            await writer.set_derived_metadata(doc.id, change.metadata)
+        if change.date is not None:
+            changes["content_date"] = change.date
+        if change.task_type is not None:
+            changes["task_type"] = change.task_type
+        reprocess = change.content is not None and (
+            content_hash(change.content) != doc.content_hash or doc.status == "failed"
+        )
+        if change.content is not None and reprocess:
+            changes.update(
+                content=change.content, content_hash=content_hash(change.content),
+                title=title_of(change.content), revision=doc.revision + 1, status="queued", error=None,
+            )  # fmt: skip
+            await writer.cancel_open_jobs(doc.id, t)
+            await writer.insert_job(new_id("job"), doc.namespace, doc.id, doc.revision + 1, t)
+        return await writer.revise_document(doc, **changes)
+
+
+class _Deleted(msgspec.Struct):
+    chunk_seqs: list[int]
+    memory_seqs: list[int]
+    reinstated_seqs: list[int]
+
+
+async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
+    chunk_seqs = [c.seq for c in await writer.chunks_of(doc.id)]
+    derived = [m for m in await writer.memories_of_document(doc.id) if m.document_id == doc.id]
+    doomed: list[str] = []
+    reinstated: list[int] = []
+    for memory in derived:
+        others = [d for d in await writer.sources_of(memory.id) if d != doc.id]
+        if others:  # another document said it too: the memory stays, sourced there
+            await writer.rehome_memory(memory.id, others[0])
+            continue
+        doomed.append(memory.id)
+    doomed_set = set(doomed)
+    for memory in derived:
+        # An update this document made is undone: the version it replaced is latest again.
+        if (
+            memory.id in doomed_set
+            and memory.is_latest
+            and memory.parent_id
+            and memory.parent_id not in doomed_set
+        ):
+            for parent in await writer.memories_by_id([memory.parent_id]):
+                await writer.reinstate(parent.id, now())
+                reinstated.append(parent.seq)
+    memory_seqs = [m.seq for m in derived if m.id in doomed_set]
+    await writer.delete_memories(doomed)
+    await writer.delete_document_rows(doc.id)
+    return _Deleted(chunk_seqs, memory_seqs, reinstated)
+
+
+def title_of(content: str) -> str:
+    """The first non-empty line, without markdown heading marks, cut to 80 characters."""
+    for line in content.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= 80 else line[:79] + "…"
+    return ""

@@ -1,0 +1,44 @@
+"""The extracting phase without an LLM: candidate facts from each chunk, typed and embedded."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from smemd.engine import facts
+from smemd.fleet.builtin import Embedder
+from smemd.store.api import Store
+from smemd.store.records import Candidate, Document, Job
+
+# A chat turn written as "Speaker: text". Facts cut from its later sentences keep the speaker, so
+# "I went to the group" still says who went.
+_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
+
+
+async def extract_candidates(
+    store: Store, embedder: Embedder, job: Job, doc: Document
+) -> list[tuple[Candidate, np.ndarray]]:
+    async with store.read() as reader:
+        chunks = await reader.chunks_of(doc.id)
+    candidates: list[Candidate] = []
+    for chunk in chunks:
+        speaker = _SPEAKER.match(chunk.text)
+        for fact in facts.candidate_facts(chunk.text):
+            if speaker and not fact.startswith(speaker.group(0)):
+                fact = speaker.group(0) + fact
+            kind = facts.classify(fact)
+            candidates.append(
+                Candidate(
+                    job_id=job.id,
+                    position=len(candidates),
+                    chunk_id=chunk.id,
+                    text=fact,
+                    type=kind,
+                    # Without an LLM the best guess for when an episode happened is the
+                    # document's own date.
+                    event_at=doc.content_date if kind == "episode" else None,
+                )
+            )
+    vectors = await embedder.embed([c.text for c in candidates], kind="document")
+    return list(zip(candidates, vectors, strict=True))

@@ -1,0 +1,197 @@
+"""Memories after ingest: read, relate, version by hand, forget and restore, and the profile."""
+
+from __future__ import annotations
+
+import msgspec
+
+from smemd.engine.filters import Filter
+from smemd.engine.ids import new_id, now
+from smemd.engine.indexes import Indexes
+from smemd.engine.recall import Query, Recall
+from smemd.errors import Conflict, NotFound
+from smemd.fleet.builtin import Embedder
+from smemd.store.api import Store
+from smemd.store.records import Memory, MemoryType, NewMemory, RelationKind
+
+MEMORY_SORTS = {"createdAt": "m.created_at", "updatedAt": "m.updated_at"}
+LIVE_NOW = (
+    "m.is_latest = 1 AND m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
+)
+RELATED_STEPS = 3
+DYNAMIC_DAYS = 14
+
+
+class Related(msgspec.Struct):
+    parents: list[Memory]  # earlier versions, nearest first
+    children: list[Memory]  # later versions, nearest first
+    siblings: list[tuple[Memory, RelationKind]]  # direct extends/derives links, with the kind
+
+
+class Forgotten(msgspec.Struct):
+    count: int
+    errors: list[tuple[str, str]]
+    matches: list[Memory]
+
+
+class Memories:
+    def __init__(self, store: Store, indexes: Indexes, recall: Recall, embedder: Embedder) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.recall = recall
+        self.embedder = embedder
+
+    async def get(self, namespace: str, memory_id: str) -> Memory:
+        async with self.store.read() as reader:
+            memory = await reader.memory(namespace, memory_id)
+        if memory is None:
+            raise NotFound(
+                "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
+            )
+        return memory
+
+    async def history(self, namespace: str, memory_id: str) -> list[Memory]:
+        """Every version of the memory's chain, oldest first."""
+        memory = await self.get(namespace, memory_id)
+        async with self.store.read() as reader:
+            return await reader.chain(memory.root_id)
+
+    async def related(self, memory: Memory, limit: int) -> Related:
+        async with self.store.read() as reader:
+            chain = await reader.chain(memory.root_id)
+            links = [
+                r
+                for r in await reader.relations_of([memory.id])
+                if r.kind in ("extends", "derives")
+            ]
+            others = {r.to_id if r.from_id == memory.id else r.from_id: r.kind for r in links}
+            siblings = await reader.memories_by_id(list(others))
+        earlier = [m for m in chain if memory.version - RELATED_STEPS <= m.version < memory.version]
+        later = [m for m in chain if memory.version < m.version <= memory.version + RELATED_STEPS]
+        return Related(
+            parents=sorted(earlier, key=lambda m: -m.version)[:limit],
+            children=sorted(later, key=lambda m: m.version)[:limit],
+            siblings=[(m, others[m.id]) for m in siblings][:limit],
+        )
+
+    async def list_memories(
+        self, namespace: str, *, page: int, limit: int, sort: str, order: str,
+        filter: Filter | None = None, include_forgotten: bool = False, history: bool = False,
+        type: MemoryType | None = None,
+    ) -> tuple[list[Memory], int]:  # fmt: skip
+        parts: list[str] = []
+        params: list[object] = []
+        if not history:
+            parts.append("m.is_latest = 1")
+        if not include_forgotten:
+            parts.append("m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)")
+            params.append(now())
+        if type is not None:
+            parts.append("m.type = ?")
+            params.append(type)
+        if filter is not None:
+            sql, filter_params = filter.to_sql("m.metadata")
+            parts.append(sql)
+            params += filter_params
+        where = " AND ".join(f"({p})" for p in parts) or "1"
+        column = MEMORY_SORTS.get(sort, "m.created_at")
+        async with self.store.read() as reader:
+            return await reader.memories(
+                namespace, where=where, params=params, order=f"{column} {order}, m.seq {order}",
+                limit=limit, offset=(page - 1) * limit,
+            )  # fmt: skip
+
+    async def forget(
+        self, namespace: str, ids: list[str], reason: str = "forgotten by request"
+    ) -> Forgotten:
+        """Soft: the memory stays for audit and leaves recall; `restore` brings it back."""
+        result = Forgotten(count=0, errors=[], matches=[])
+        async with self.store.write() as writer:
+            for memory_id in ids:
+                memory = await writer.memory(namespace, memory_id)
+                if memory is None:
+                    result.errors.append((memory_id, "not found"))
+                    continue
+                if memory.forgotten_at is None:
+                    await writer.set_forgotten(memory.id, now(), reason, now())
+                result.count += 1
+                result.matches.append(memory)
+        self._set_live(namespace, result.matches, live=False)
+        return result
+
+    async def forget_matching(
+        self, namespace: str, query: str, *, dry_run: bool, threshold: float = 0.5, limit: int = 20
+    ) -> Forgotten:
+        """Forget what a natural-language query selects; a dry run only shows the selection."""
+        hits = await self.recall.search(
+            namespace, Query(text=query, mode="memories", limit=limit, threshold=threshold)
+        )
+        selected = [h.memory for h in hits if h.memory is not None]
+        if dry_run:
+            return Forgotten(count=0, errors=[], matches=selected)
+        return await self.forget(
+            namespace, [m.id for m in selected], reason=f"forgotten by query: {query}"
+        )
+
+    async def restore(self, namespace: str, memory_id: str) -> Memory:
+        async with self.store.write() as writer:
+            memory = await writer.memory(namespace, memory_id)
+            if memory is None:
+                raise NotFound(
+                    "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
+                )
+            await writer.set_forgotten(memory.id, None, None, now())
+            restored = await writer.memory(namespace, memory_id)
+        assert restored is not None
+        self._set_live(namespace, [restored], live=restored.is_latest)
+        return restored
+
+    async def update(self, namespace: str, memory_id: str, text: str) -> Memory:
+        """A new version of the memory; only the latest version can be updated (else 409)."""
+        vector = (await self.embedder.embed([text], kind="document"))[0]
+        async with self.store.write() as writer:
+            old = await writer.memory(namespace, memory_id)
+            if old is None:
+                raise NotFound(
+                    "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
+                )
+            if not old.is_latest:
+                raise Conflict(
+                    "not the latest version",
+                    f"update the chain's latest version, not {memory_id!r}",
+                )
+            new = await writer.insert_memory(
+                NewMemory(
+                    id=new_id("mem"), namespace=namespace, text=text, type=old.type,
+                    root_id=old.root_id, version=old.version + 1, parent_id=old.id,
+                    document_id=old.document_id, chunk_id=old.chunk_id, event_at=old.event_at,
+                    is_static=old.is_static, metadata=old.metadata,
+                ),
+                vector, now(),
+            )  # fmt: skip
+            await writer.supersede(old.id, now())
+            await writer.add_relation(new.id, old.id, "updates", 1.0, now())
+        if (loaded := self.indexes.loaded(namespace)) is not None:
+            loaded.memories.set_live(old.seq, False)
+            loaded.memories.add([new.seq], vector.reshape(1, -1), [True])
+        return new
+
+    async def profile(self, namespace: str, limit: int = 30) -> tuple[list[Memory], list[Memory]]:
+        """Static: preferences, then facts, the most often stated first. Dynamic: recent episodes and updates."""
+        t = now()
+        async with self.store.read() as reader:
+            static, _ = await reader.memories(
+                namespace, where=f"{LIVE_NOW} AND m.type IN ('preference', 'fact')", params=[t],
+                order="m.type = 'preference' DESC, m.is_static DESC, (SELECT count(*) FROM"
+                " memory_sources s WHERE s.memory_id = m.id) DESC, m.created_at DESC",
+                limit=limit, offset=0,
+            )  # fmt: skip
+            dynamic, _ = await reader.memories(
+                namespace, where=f"{LIVE_NOW} AND (m.type = 'episode' OR m.version > 1) AND m.created_at >= ?",
+                params=[t, t - DYNAMIC_DAYS * 86400], order="m.created_at DESC", limit=limit, offset=0,
+            )  # fmt: skip
+        return static, dynamic
+
+    def _set_live(self, namespace: str, memories: list[Memory], *, live: bool) -> None:
+        if (loaded := self.indexes.loaded(namespace)) is not None:
+            for memory in memories:
+                loaded.memories.set_live(memory.seq, live and memory.is_latest)

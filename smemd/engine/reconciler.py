@@ -1,0 +1,138 @@
+"""The reconciling phase: each candidate against its nearest memories, all in one commit.
+
+The decision itself (`reconcile.decide`) is a replaceable function; this module gathers the
+neighbours, applies decisions as versions, sources and relations, and keeps the index in step.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import msgspec
+import numpy as np
+
+from smemd.engine.ids import new_id, now
+from smemd.engine.indexes import Indexes
+from smemd.engine.reconcile import Decision, decide
+from smemd.store.api import Store, Writer
+from smemd.store.records import Candidate, Document, Job, Memory, NewMemory
+
+log = logging.getLogger("smemd.engine")
+
+NEIGHBOURS = 5
+
+
+class JobGone(Exception):
+    """The job's document was deleted or revised while the job ran."""
+
+
+class Neighbour(msgspec.Struct, frozen=True):
+    id: str
+    text: str
+    cosine: float
+
+
+class Plan(msgspec.Struct):
+    candidate: Candidate
+    vector: np.ndarray
+    decision: Decision
+    memory_id: str | None = None  # the new memory, unless a duplicate
+
+
+async def check_current(writer: Writer, job: Job) -> None:
+    """Inside a write: the job still belongs to its document's current revision."""
+    doc = await writer.document_by_id(job.document_id)
+    current = await writer.job(job.id)
+    if (
+        doc is None
+        or doc.revision != job.revision
+        or current is None
+        or current.phase in ("done", "failed")
+    ):
+        raise JobGone("its document was deleted or revised")
+
+
+class Reconciler:
+    def __init__(self, store: Store, indexes: Indexes) -> None:
+        self.store = store
+        self.indexes = indexes
+
+    async def reconcile(self, job: Job, doc: Document) -> None:
+        async with self.store.read() as reader:
+            items = await reader.candidates(job.id)
+        index = (await self.indexes.get(doc.namespace)).memories
+        plans: list[Plan] = []
+        for candidate, vector in items:
+            neighbours = await self._neighbours(index.search(vector, NEIGHBOURS), plans, vector)
+            decision = decide(candidate.text, neighbours)
+            log.debug(
+                "reconcile %r: %s %s (%s)",
+                candidate.text,
+                decision.kind,
+                decision.target,
+                decision.reason,
+            )
+            plans.append(Plan(candidate, vector, decision))
+        added: list[Memory] = []
+        superseded: list[int] = []
+        async with self.store.write() as writer:
+            await check_current(writer, job)
+            for plan in plans:
+                memory = await self._apply(writer, doc, plan, superseded)
+                if memory is not None:
+                    added.append(memory)
+            await writer.delete_candidates(job.id)
+            await writer.set_job_phase(job, "done", now())
+        # After the commit: the index follows the store, never leads it.
+        for seq in superseded:
+            index.set_live(seq, False)
+        if added:
+            vectors = {p.memory_id: p.vector for p in plans if p.memory_id}
+            index.add(
+                [m.seq for m in added],
+                np.stack([vectors[m.id] for m in added]),
+                [True] * len(added),
+            )
+
+    async def _neighbours(
+        self, hits: list[tuple[int, float]], plans: list[Plan], vector: np.ndarray
+    ) -> list[Neighbour]:
+        async with self.store.read() as reader:
+            rows = await reader.memories_by_seq([seq for seq, _ in hits])
+        found = [Neighbour(rows[seq].id, rows[seq].text, cos) for seq, cos in hits if seq in rows]
+        # Memories this job is about to add are neighbours too: a document may restate itself.
+        fresh = [
+            Neighbour(p.memory_id, p.candidate.text, float(p.vector @ vector))
+            for p in plans
+            if p.memory_id is not None
+        ]
+        return sorted(found + fresh, key=lambda n: -n.cosine)[:NEIGHBOURS]
+
+    async def _apply(
+        self, writer: Writer, doc: Document, plan: Plan, superseded: list[int]
+    ) -> Memory | None:
+        candidate, decision = plan.candidate, plan.decision
+        if decision.kind == "duplicate" and decision.target is not None:
+            await writer.add_source(decision.target, doc.id, candidate.chunk_id, now())
+            return None
+        memory_id = new_id("mem")
+        new = NewMemory(
+            id=memory_id, namespace=doc.namespace, text=candidate.text, type=candidate.type,
+            root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
+            event_at=candidate.event_at, metadata=dict(doc.metadata),
+        )  # fmt: skip
+        parent = None
+        if decision.kind == "updates" and decision.target is not None:
+            parents = await writer.memories_by_id([decision.target])
+            parent = parents[0] if parents and parents[0].is_latest else None
+        if parent is not None:
+            new = msgspec.structs.replace(
+                new, root_id=parent.root_id, parent_id=parent.id, version=parent.version + 1
+            )
+            await writer.supersede(parent.id, now())
+            superseded.append(parent.seq)
+        memory = await writer.insert_memory(new, plan.vector, now())
+        if parent is not None:
+            await writer.add_relation(memory.id, parent.id, "updates", decision.score, now())
+        plan.memory_id = memory.id
+        return memory

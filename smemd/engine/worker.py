@@ -1,0 +1,146 @@
+"""The durable ingest worker: each job advances phase by phase, each phase one commit.
+
+queued -> chunking -> embedding -> extracting -> reconciling -> done. A kill -9 anywhere loses
+nothing: on restart a job resumes at its last committed phase, and each phase's work is
+idempotent (chunks are replaced, candidates upserted, reconciliation commits together with done).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable
+
+import msgspec
+
+from smemd.engine import chunking
+from smemd.engine.extract import extract_candidates
+from smemd.engine.ids import new_id, now
+from smemd.engine.indexes import Indexes
+from smemd.engine.reconciler import JobGone, Reconciler, check_current
+from smemd.fleet.builtin import Embedder
+from smemd.store.api import Store, Writer
+from smemd.store.records import Document, Job, Phase
+from smemd.store.vectors import stack
+
+log = logging.getLogger("smemd.engine")
+
+MAX_ATTEMPTS = 3
+Work = Callable[[Writer], Awaitable[object]]
+
+
+class Worker:
+    def __init__(self, store: Store, embedder: Embedder, indexes: Indexes) -> None:
+        self.store = store
+        self.embedder = embedder
+        self.indexes = indexes
+        self.reconciler = Reconciler(store, indexes)
+        self._wake = asyncio.Event()
+        self._idle = asyncio.Event()
+
+    def wake(self) -> None:
+        self._idle.clear()
+        self._wake.set()
+
+    async def wait_idle(self) -> None:
+        await self._idle.wait()
+
+    async def run(self) -> None:
+        """Work through open jobs oldest first, then sleep until woken."""
+        while True:
+            self._wake.clear()
+            async with self.store.read() as reader:
+                jobs = await reader.open_jobs(limit=50)
+            if not jobs:
+                self._idle.set()
+                await self._wake.wait()
+                continue
+            for job in jobs:
+                await self._run_job(job)
+
+    async def _run_job(self, job: Job) -> None:
+        try:
+            while job.phase not in ("done", "failed"):
+                job = await self._advance(job)
+        except JobGone as gone:
+            log.info("job %s dropped: %s", job.id, gone)
+        except Exception as err:
+            await self._record_failure(job, err)
+
+    async def _advance(self, job: Job) -> Job:
+        """Do one phase's work and commit it together with the next phase."""
+        async with self.store.read() as reader:
+            doc = await reader.document_by_id(job.document_id)
+        if doc is None or doc.revision != job.revision:
+            raise JobGone("its document was deleted or revised")
+        if job.phase == "queued":
+            return await self._commit(job, "chunking")
+        if job.phase == "chunking":
+            return await self._chunk(job, doc)
+        if job.phase == "embedding":
+            return await self._embed(job, doc)
+        if job.phase == "extracting":
+            items = await extract_candidates(self.store, self.embedder, job, doc)
+            return await self._commit(job, "reconciling", lambda w: w.insert_candidates(items))
+        if job.phase == "reconciling":
+            await self.reconciler.reconcile(job, doc)
+            return msgspec.structs.replace(job, phase="done")
+        raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
+
+    async def _chunk(self, job: Job, doc: Document) -> Job:
+        pieces = chunking.chunk_text(doc.content)
+        rows = [(new_id("chk"), c.position, " > ".join(c.heading_path), c.text) for c in pieces]
+        removed: list[int] = []
+
+        async def work(writer: Writer) -> None:
+            removed.extend(await writer.replace_chunks(doc, rows, now()))
+
+        job = await self._commit(job, "embedding", work)
+        if (loaded := self.indexes.loaded(doc.namespace)) is not None:
+            loaded.chunks.remove(removed)
+        return job
+
+    async def _embed(self, job: Job, doc: Document) -> Job:
+        async with self.store.read() as reader:
+            pending = await reader.chunks_without_vectors(doc.id)
+        texts = [
+            chunking.Chunk(
+                c.position, tuple(c.heading.split(" > ")) if c.heading else (), c.text
+            ).embedding_text()
+            for c in pending
+        ]
+        vectors = await self.embedder.embed(texts, kind="document")
+        after: Phase = "extracting" if doc.task_type == "memory" else "done"
+        job = await self._commit(
+            job, after, lambda w: w.set_chunk_vectors([c.id for c in pending], vectors)
+        )
+        if (loaded := self.indexes.loaded(doc.namespace)) is not None:
+            async with self.store.read() as reader:
+                seqs, blobs = await reader.chunk_vectors_of(doc.id)
+            loaded.chunks.remove(seqs)  # a resumed job may have added some already
+            loaded.chunks.add(seqs, stack(blobs, self.indexes.dimension), [True] * len(seqs))
+        return job
+
+    async def _commit(self, job: Job, phase: Phase, work: Work | None = None) -> Job:
+        async with self.store.write() as writer:
+            await check_current(writer, job)
+            if work is not None:
+                await work(writer)
+            await writer.set_job_phase(job, phase, now())
+        return msgspec.structs.replace(job, phase=phase)
+
+    async def _record_failure(self, job: Job, err: Exception) -> None:
+        attempts = job.attempts + 1
+        final = attempts >= MAX_ATTEMPTS
+        log.log(
+            logging.ERROR if final else logging.WARNING,
+            "job %s (%s) failed in %s, attempt %d of %d: %r",
+            job.id, job.document_id, job.phase, attempts, MAX_ATTEMPTS, err,
+            exc_info=final,
+        )  # fmt: skip
+        async with self.store.write() as writer:
+            await writer.count_attempt(job.id)
+            if final:
+                await writer.set_job_phase(job, "failed", now(), error=f"{job.phase}: {err}")
+        if not final:
+            await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass

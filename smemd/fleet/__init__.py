@@ -1,0 +1,1 @@
+"""Model work: the embedder, reranker and LLM behind one interface, whatever runs them."""

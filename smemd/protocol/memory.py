@@ -1,0 +1,360 @@
+"""Wire types of the Supermemory v5 API (reference §3) and smem's extensions to it.
+
+Requests forbid unknown fields: a misplaced option is a 400, as upstream. Replies leave out
+optional fields that are unset, so "present only when requested" holds on the wire.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+import msgspec
+
+from smemd.protocol import Reply, Request
+
+MetadataValue = str | int | float | bool | list[str]
+Metadata = dict[str, MetadataValue]
+Status = Literal[
+    "unknown", "queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"
+]
+SearchMode = Literal["hybrid", "memories", "chunks"]
+NAMESPACE_PATTERN = r"^[a-zA-Z0-9_:-]{1,100}$"
+
+CallerId = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
+Content = Annotated[str, msgspec.Meta(min_length=1)]
+SupportingContext = Annotated[str, msgspec.Meta(max_length=1500)]
+
+
+class Sparse(Reply, omit_defaults=True):
+    """A reply whose unset optional fields are left out."""
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+class AddDocument(Request):
+    content: Content
+    id: CallerId | None = None
+    supporting_context: SupportingContext | None = None
+    metadata: Metadata | None = None
+    group: Metadata | None = None
+    date: str | None = None
+    task_type: Literal["memory", "superrag"] | None = None
+    dreaming: Literal["dynamic", "instant"] | None = None
+
+
+class BatchDocument(Request):
+    content: Content
+    id: CallerId | None = None
+    supporting_context: SupportingContext | None = None
+    metadata: Metadata | None = None
+    group: Metadata | None = None
+    date: str | None = None
+
+
+class BatchAdd(Request):
+    documents: Annotated[list[BatchDocument], msgspec.Meta(min_length=1, max_length=600)]
+    task_type: Literal["memory", "superrag"] | None = None
+    dreaming: Literal["dynamic", "instant"] | None = None
+
+
+class UpdateDocument(Request):
+    content: Content | None = None
+    supporting_context: SupportingContext | None = None
+    metadata: Metadata | None = None
+    group: Metadata | None = None
+    date: str | None = None
+    task_type: Literal["memory", "superrag"] | None = None
+    dreaming: Literal["dynamic", "instant"] | None = None
+
+
+class DeleteIds(Request):
+    ids: Annotated[
+        list[Annotated[str, msgspec.Meta(min_length=1)]], msgspec.Meta(min_length=1, max_length=100)
+    ]
+
+
+class SearchInclude(Request):
+    documents: bool = False
+    related: bool = False
+    forgotten: bool = False
+
+
+class Search(Request):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=10_000)]
+    search_mode: SearchMode = "hybrid"
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+    threshold: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.3
+    filter: Any = None  # validated by smemd.engine.filters, which names the bad path
+    include: SearchInclude = msgspec.field(default_factory=SearchInclude)
+    rerank: Literal["none", "order", "aggregate"] = "none"
+    rewrite_query: bool = False
+    # smem's extensions: time travel and recency decay.
+    as_of: str | None = None
+    half_life_days: Annotated[float, msgspec.Meta(ge=0)] | None = None
+
+
+class Profile(Request):
+    filter: Any = None
+    buckets: (
+        Annotated[
+            list[Annotated[str, msgspec.Meta(pattern=r"^[a-z0-9][a-z0-9_-]*$", max_length=64)]],
+            msgspec.Meta(max_length=50),
+        ]
+        | None
+    ) = None
+
+
+class ListInclude(Request):
+    content: bool = False
+    memory_count: bool = False
+    forgotten: bool = False
+
+
+class ListBody(Request):
+    filter: Any = None
+    include: ListInclude = msgspec.field(default_factory=ListInclude)
+    # smem's extensions for memories: every version, and one type only.
+    history: bool = False
+    type: Literal["fact", "preference", "episode"] | None = None
+
+
+class ForgetIds(Request):
+    ids: Annotated[
+        list[Annotated[str, msgspec.Meta(min_length=1)]], msgspec.Meta(min_length=1, max_length=500)
+    ]
+    reason: Annotated[str, msgspec.Meta(max_length=500)] | None = None
+
+
+class ForgetQuery(Request):
+    query: Annotated[str, msgspec.Meta(min_length=1, max_length=2000)]
+    dry_run: bool
+    threshold: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.5
+    limit: Annotated[int, msgspec.Meta(ge=1, le=500)] = 20
+
+
+class UpdateMemory(Request):
+    memory: Content
+
+
+class UpdateNamespace(Request):
+    supporting_context: SupportingContext | None = None
+
+
+# --- replies ----------------------------------------------------------------------------------
+
+
+class System(Sparse):
+    created_at: str | None = None
+    updated_at: str | None = None
+    status: str | None = None
+    dreaming_status: str | None = None
+    memory_count: int | None = None
+
+
+class DocumentRef(Reply):
+    id: str
+    status: Status
+
+
+class MemoryOut(Sparse):
+    id: str
+    memory: str
+    metadata: dict[str, Any]
+    is_static: bool
+    is_inference: bool
+    is_latest: bool
+    is_forgotten: bool
+    version: int
+    system: System
+    type: str  # smem's extensions from here on
+    root_id: str | None = None
+    parent_id: str | None = None
+    document_id: str | None = None
+    event_at: str | None = None
+    valid_until: str | None = None
+    forgotten_at: str | None = None
+    forget_reason: str | None = None
+    expires_at: str | None = None
+
+
+class ChunkOut(Sparse):
+    id: str
+    position: int
+    content: str
+    type: str
+    metadata: dict[str, Any]
+    system: System
+    document_id: str | None = None
+
+
+class DocumentOut(Sparse):
+    id: str
+    title: str | None
+    type: str
+    summary: str | None
+    content: str | None
+    metadata: dict[str, Any]
+    system: System
+    url: str | None = None
+    custom_id: str | None = None
+    chunks: list[ChunkOut] | None = None
+    memories: list[MemoryOut] | None = None
+
+
+class BatchResult(Sparse):
+    id: str
+    status: str
+    error: str | None = None
+    details: str | None = None
+
+
+class BatchAddResult(Reply):
+    results: list[BatchResult]
+    count: int
+    failed: int
+
+
+class IdError(Reply):
+    id: str
+    error: str
+
+
+class DeleteResult(Reply):
+    count: int
+    errors: list[IdError]
+
+
+class RelatedMemory(Sparse):
+    id: str
+    relation: str
+    memory: str
+    metadata: dict[str, Any]
+    system: System
+    version: int | None = None
+
+
+class RelatedSet(Reply):
+    parents: list[RelatedMemory]
+    children: list[RelatedMemory]
+    siblings: list[RelatedMemory]
+
+
+class IncludedDocument(Reply):
+    id: str
+    title: str | None
+    type: str | None
+    metadata: dict[str, Any]
+    summary: str | None
+    system: System
+
+
+class Included(Sparse):
+    related: RelatedSet | None = None
+    document: IncludedDocument | None = None
+
+
+class SearchResult(Sparse):
+    id: str
+    metadata: dict[str, Any]
+    similarity: float
+    is_latest: bool
+    is_inference: bool
+    system: System
+    memory: str | None = None
+    chunk: str | None = None
+    included: Included | None = None
+    # smem's extensions
+    document_id: str | None = None
+    version: int | None = None
+    type: str | None = None
+
+
+class SearchResponse(Reply):
+    results: list[SearchResult]
+    search_time: float
+
+
+class Fact(Reply):
+    id: str
+    memory: str
+
+
+class ProfileBody(Reply):
+    static: list[Fact]
+    dynamic: list[Fact]
+    buckets: dict[str, list[Fact]]
+
+
+class ProfileResponse(Reply):
+    profile: ProfileBody
+
+
+class Pagination(Reply):
+    current_page: int
+    limit: int
+    total_items: int
+    total_pages: int
+
+
+class ListResponse(Reply):
+    documents: list[DocumentOut]
+    chunks: list[ChunkOut]
+    memories: list[MemoryOut]
+    pagination: Pagination
+
+
+class MemoryMatch(Reply):
+    id: str
+    memory: str
+
+
+class ForgetResult(Reply):
+    count: int
+    errors: list[IdError]
+    matches: list[MemoryMatch]
+
+
+class MemoryDetails(MemoryOut):
+    included: Included | None = None
+
+
+class History(Reply):
+    memories: list[MemoryOut]
+
+
+class NamespaceOut(Sparse):
+    id: str
+    namespace: str
+    document_count: int
+    memory_count: int
+    system: System
+    description: str | None = None
+
+
+class NamespaceList(Reply):
+    namespaces: list[NamespaceOut]
+    pagination: Pagination
+
+
+class NamespaceDetails(Sparse):
+    namespace: str
+    system: System
+    supporting_context: str | None = None
+
+
+class JobOut(Sparse):
+    id: str
+    namespace: str
+    document_id: str
+    revision: int
+    phase: str
+    attempts: int
+    created_at: str
+    updated_at: str
+    error: str | None = None
+
+
+class Jobs(Reply):
+    jobs: list[JobOut]
+    counts: dict[str, int]

@@ -1,0 +1,44 @@
+"""The store's front: `async with store.read() as r`, `async with store.write() as w`."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import aiosqlite
+
+from smemd.store.db import Database
+from smemd.store.documents import DocumentReads, DocumentWrites
+from smemd.store.memories import MemoryReads, MemoryWrites
+
+
+class Reader(DocumentReads, MemoryReads):
+    def __init__(self, db: aiosqlite.Connection) -> None:
+        self.db = db
+
+
+class Writer(DocumentWrites, MemoryWrites, Reader):
+    """Everything a Reader can do, plus writes; lives for one transaction."""
+
+
+class Store:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.database = Database(path)
+
+    async def open(self) -> list[str]:
+        return await self.database.open()
+
+    async def close(self) -> None:
+        await self.database.close()
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[Reader]:
+        async with self.database.read() as db:
+            yield Reader(db)
+
+    @contextlib.asynccontextmanager
+    async def write(self) -> AsyncIterator[Writer]:
+        async with self.database.write() as db:
+            yield Writer(db)

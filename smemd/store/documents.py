@@ -1,0 +1,317 @@
+"""SQL for namespaces, documents, chunks, jobs and the candidates between job phases."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import aiosqlite
+import msgspec
+import numpy as np
+
+from smemd.store.records import Candidate, Chunk, Document, Job, Namespace, Phase
+from smemd.store.rows import (
+    CHUNK_COLUMNS,
+    DOCUMENT_COLUMNS,
+    JOB_COLUMNS,
+    metadata_json,
+    to_record,
+    to_records,
+)
+from smemd.store.vectors import from_blob, to_blob
+
+
+class DocumentReads:
+    db: aiosqlite.Connection
+
+    async def namespace(self, name: str) -> Namespace | None:
+        rows = await self.namespaces(name=name, limit=1, offset=0)
+        return rows[0] if rows else None
+
+    async def namespaces(
+        self, *, name: str | None = None, contains: str = "", limit: int, offset: int
+    ) -> list[Namespace]:
+        where, params = (
+            ("n.name = ?", [name]) if name is not None else ("instr(n.name, ?) > 0", [contains])
+        )
+        sql = f"""
+            SELECT n.name, n.supporting_context, n.created_at, n.updated_at,
+                (SELECT count(*) FROM documents d WHERE d.namespace = n.name),
+                (SELECT count(*) FROM memories m WHERE m.namespace = n.name AND m.is_latest = 1
+                    AND m.forgotten_at IS NULL)
+            FROM namespaces n WHERE {where} ORDER BY n.created_at DESC LIMIT ? OFFSET ?"""
+        rows = await self.db.execute_fetchall(sql, [*params, limit, offset])
+        return [
+            Namespace(
+                name=r[0],
+                supporting_context=r[1],
+                created_at=r[2],
+                updated_at=r[3],
+                document_count=r[4],
+                memory_count=r[5],
+            )
+            for r in rows
+        ]
+
+    async def count_namespaces(self, contains: str = "") -> int:
+        rows = await self.db.execute_fetchall(
+            "SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0", [contains]
+        )
+        return int(next(iter(rows))[0])
+
+    async def document(self, namespace: str, ref: str) -> Document | None:
+        """By smem's id or the caller's id."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND (id = ? OR caller_id = ?)"
+            " ORDER BY id = ? DESC LIMIT 1",
+            [namespace, ref, ref, ref],
+        )
+        return to_record(Document, next(iter(rows))) if rows else None
+
+    async def document_by_id(self, document_id: str) -> Document | None:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?", [document_id]
+        )
+        return to_record(Document, next(iter(rows))) if rows else None
+
+    async def documents_by_id(self, ids: Sequence[str]) -> dict[str, Document]:
+        if not ids:
+            return {}
+        marks = ",".join("?" * len(ids))
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id IN ({marks})", list(ids)
+        )
+        return {d.id: d for d in to_records(Document, list(rows))}
+
+    async def documents(
+        self,
+        namespace: str,
+        *,
+        where: str = "1",
+        params: Sequence[Any] = (),
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Document], int]:
+        base = f"FROM documents WHERE namespace = ? AND ({where})"
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
+            [namespace, *params, limit, offset],
+        )
+        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
+        return to_records(Document, list(rows)), int(next(iter(total))[0])
+
+    async def chunks_of(self, document_id: str) -> list[Chunk]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? ORDER BY position",
+            [document_id],
+        )
+        return to_records(Chunk, list(rows))
+
+    async def chunks(
+        self,
+        namespace: str,
+        *,
+        where: str = "1",
+        params: Sequence[Any] = (),
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Chunk], int]:
+        base = f"FROM chunks c WHERE c.namespace = ? AND ({where})"
+        rows = await self.db.execute_fetchall(
+            f"SELECT {CHUNK_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
+            [namespace, *params, limit, offset],
+        )
+        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
+        return to_records(Chunk, list(rows)), int(next(iter(total))[0])
+
+    async def chunks_by_seq(self, seqs: Sequence[int]) -> dict[int, Chunk]:
+        if not seqs:
+            return {}
+        marks = ",".join("?" * len(seqs))
+        rows = await self.db.execute_fetchall(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE seq IN ({marks})", list(seqs)
+        )
+        return {c.seq: c for c in to_records(Chunk, list(rows))}
+
+    async def chunk_vectors(self, namespace: str) -> tuple[list[int], list[bytes]]:
+        rows = await self.db.execute_fetchall(
+            "SELECT seq, vector FROM chunks WHERE namespace = ? AND vector IS NOT NULL ORDER BY seq",
+            [namespace],
+        )
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    async def chunks_without_vectors(self, document_id: str) -> list[Chunk]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND vector IS NULL ORDER BY position",
+            [document_id],
+        )
+        return to_records(Chunk, list(rows))
+
+    async def chunk_vectors_of(self, document_id: str) -> tuple[list[int], list[bytes]]:
+        rows = await self.db.execute_fetchall(
+            "SELECT seq, vector FROM chunks WHERE document_id = ? AND vector IS NOT NULL ORDER BY seq",
+            [document_id],
+        )
+        return [r[0] for r in rows], [r[1] for r in rows]
+
+    async def job(self, job_id: str) -> Job | None:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", [job_id]
+        )
+        return to_record(Job, next(iter(rows))) if rows else None
+
+    async def open_jobs(self, limit: int = 100) -> list[Job]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE phase NOT IN ('done', 'failed') ORDER BY seq LIMIT ?",
+            [limit],
+        )
+        return to_records(Job, list(rows))
+
+    async def recent_jobs(self, limit: int, namespace: str | None = None) -> list[Job]:
+        where, params = ("namespace = ?", [namespace]) if namespace else ("1", [])
+        rows = await self.db.execute_fetchall(
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq DESC LIMIT ?",
+            [*params, limit],
+        )
+        return to_records(Job, list(rows))
+
+    async def job_counts(self) -> dict[str, int]:
+        rows = await self.db.execute_fetchall("SELECT phase, count(*) FROM jobs GROUP BY phase")
+        return {r[0]: r[1] for r in rows}
+
+    async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
+        rows = await self.db.execute_fetchall(
+            "SELECT job_id, position, chunk_id, text, type, event_at, vector FROM candidates"
+            " WHERE job_id = ? ORDER BY position",
+            [job_id],
+        )
+        return [
+            (
+                Candidate(
+                    job_id=r[0], position=r[1], chunk_id=r[2], text=r[3], type=r[4], event_at=r[5]
+                ),
+                from_blob(r[6]),
+            )
+            for r in rows
+        ]
+
+
+class DocumentWrites(DocumentReads):
+    async def ensure_namespace(self, name: str, now: float) -> None:
+        await self.db.execute(
+            "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at",
+            [name, now, now],
+        )
+
+    async def set_supporting_context(self, name: str, text: str, now: float) -> None:
+        await self.db.execute(
+            "UPDATE namespaces SET supporting_context = ?, updated_at = ? WHERE name = ?",
+            [text, now, name],
+        )
+
+    async def insert_document(self, doc: Document) -> Document:
+        values = msgspec.structs.asdict(doc)
+        del values["seq"]
+        values["metadata"] = metadata_json(doc.metadata)
+        marks = ", ".join("?" * len(values))
+        cursor = await self.db.execute(
+            f"INSERT INTO documents ({', '.join(values)}) VALUES ({marks})", list(values.values())
+        )
+        assert cursor.lastrowid is not None
+        return msgspec.structs.replace(doc, seq=cursor.lastrowid)
+
+    async def revise_document(self, doc: Document, **changes: Any) -> Document:
+        """Apply `changes` (field → value) to a document row and return the new record."""
+        if "metadata" in changes:
+            changes_sql = {**changes, "metadata": metadata_json(changes["metadata"])}
+        else:
+            changes_sql = changes
+        assignments = ", ".join(f"{name} = ?" for name in changes_sql)
+        await self.db.execute(
+            f"UPDATE documents SET {assignments} WHERE id = ?", [*changes_sql.values(), doc.id]
+        )
+        revised = await self.document_by_id(doc.id)
+        assert revised is not None
+        return revised
+
+    async def set_document_status(
+        self, document_id: str, status: Phase, now: float, error: str | None = None
+    ) -> None:
+        await self.db.execute(
+            "UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE id = ?",
+            [status, error, now, document_id],
+        )
+
+    async def insert_job(
+        self, job_id: str, namespace: str, document_id: str, revision: int, now: float
+    ) -> None:
+        await self.db.execute(
+            "INSERT INTO jobs (id, namespace, document_id, revision, phase, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, 'queued', ?, ?)",
+            [job_id, namespace, document_id, revision, now, now],
+        )
+
+    async def set_job_phase(
+        self, job: Job, phase: Phase, now: float, error: str | None = None
+    ) -> None:
+        """Advance a job and mirror the phase on its document, in the caller's transaction."""
+        await self.db.execute(
+            "UPDATE jobs SET phase = ?, error = ?, updated_at = ? WHERE id = ?",
+            [phase, error, now, job.id],
+        )
+        await self.set_document_status(job.document_id, phase, now, error)
+
+    async def count_attempt(self, job_id: str) -> None:
+        await self.db.execute("UPDATE jobs SET attempts = attempts + 1 WHERE id = ?", [job_id])
+
+    async def cancel_open_jobs(self, document_id: str, now: float) -> None:
+        """A newer revision supersedes unfinished work on the old one."""
+        await self.db.execute(
+            "UPDATE jobs SET phase = 'failed', error = 'superseded by a newer revision', updated_at = ?"
+            " WHERE document_id = ? AND phase NOT IN ('done', 'failed')",
+            [now, document_id],
+        )
+
+    async def replace_chunks(
+        self, document: Document, pieces: Sequence[tuple[str, int, str, str]], now: float
+    ) -> list[int]:
+        """Make (id, position, heading, text) the document's chunks; return the seqs removed.
+
+        Unchanged text keeps its vector, so a revision re-embeds only what changed.
+        """
+        rows = await self.db.execute_fetchall(
+            "SELECT seq, text, vector FROM chunks WHERE document_id = ?", [document.id]
+        )
+        vectors = {row[1]: row[2] for row in rows}
+        await self.db.execute("DELETE FROM chunks WHERE document_id = ?", [document.id])
+        await self.db.executemany(
+            "INSERT INTO chunks (id, document_id, namespace, position, heading, text, vector, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (cid, document.id, document.namespace, pos, heading, text, vectors.get(text), now)
+                for cid, pos, heading, text in pieces
+            ],
+        )
+        return [row[0] for row in rows]
+
+    async def set_chunk_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+        await self.db.executemany(
+            "UPDATE chunks SET vector = ? WHERE id = ?",
+            [(to_blob(v), cid) for cid, v in zip(chunk_ids, vectors, strict=True)],
+        )
+
+    async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
+        await self.db.executemany(
+            "INSERT OR REPLACE INTO candidates (job_id, position, chunk_id, text, type, event_at, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                (c.job_id, c.position, c.chunk_id, c.text, c.type, c.event_at, to_blob(v))
+                for c, v in items
+            ],
+        )
+
+    async def delete_candidates(self, job_id: str) -> None:
+        await self.db.execute("DELETE FROM candidates WHERE job_id = ?", [job_id])

@@ -1,0 +1,252 @@
+"""SQL for memories, their sources and relations, and BM25 over memory and chunk text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import aiosqlite
+import numpy as np
+
+from smemd.store.records import Memory, NewMemory, Relation, RelationKind
+from smemd.store.rows import MEMORY_COLUMNS, metadata_json, to_record, to_records
+from smemd.store.vectors import to_blob
+
+# What normal recall sees: the latest version, not forgotten. Expiry is checked at query time.
+LIVE = "m.is_latest = 1 AND m.forgotten_at IS NULL"
+
+
+class MemoryReads:
+    db: aiosqlite.Connection
+
+    async def memory(self, namespace: str, memory_id: str) -> Memory | None:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE namespace = ? AND id = ?",
+            [namespace, memory_id],
+        )
+        return to_record(Memory, next(iter(rows))) if rows else None
+
+    async def memories_by_seq(self, seqs: Sequence[int]) -> dict[int, Memory]:
+        if not seqs:
+            return {}
+        marks = ",".join("?" * len(seqs))
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE seq IN ({marks})", list(seqs)
+        )
+        return {m.seq: m for m in to_records(Memory, list(rows))}
+
+    async def memories_by_id(self, ids: Sequence[str]) -> list[Memory]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE id IN ({marks})", list(ids)
+        )
+        return to_records(Memory, list(rows))
+
+    async def chain(self, root_id: str) -> list[Memory]:
+        """Every version of one memory, oldest first."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE root_id = ? ORDER BY version", [root_id]
+        )
+        return to_records(Memory, list(rows))
+
+    async def memories(
+        self,
+        namespace: str,
+        *,
+        where: str = "1",
+        params: Sequence[Any] = (),
+        order: str,
+        limit: int,
+        offset: int,
+    ) -> tuple[list[Memory], int]:
+        base = f"FROM memories m WHERE m.namespace = ? AND ({where})"
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
+            [namespace, *params, limit, offset],
+        )
+        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
+        return to_records(Memory, list(rows)), int(next(iter(total))[0])
+
+    async def memories_of_document(self, document_id: str) -> list[Memory]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE document_id = ? OR id IN"
+            " (SELECT memory_id FROM memory_sources WHERE document_id = ?) ORDER BY seq",
+            [document_id, document_id],
+        )
+        return to_records(Memory, list(rows))
+
+    async def memory_seqs(self, namespace: str, where: str, params: Sequence[Any]) -> list[int]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT m.seq FROM memories m WHERE m.namespace = ? AND ({where})",
+            [namespace, *params],
+        )
+        return [r[0] for r in rows]
+
+    async def chunk_seqs(self, namespace: str, where: str, params: Sequence[Any]) -> list[int]:
+        rows = await self.db.execute_fetchall(
+            f"SELECT c.seq FROM chunks c JOIN documents d ON d.id = c.document_id"
+            f" WHERE c.namespace = ? AND ({where})",
+            [namespace, *params],
+        )
+        return [r[0] for r in rows]
+
+    async def memory_vectors(self, namespace: str) -> tuple[list[int], list[bytes], list[bool]]:
+        """Every memory's vector with whether normal recall sees it."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT m.seq, m.vector, {LIVE} FROM memories m WHERE m.namespace = ? AND m.vector IS NOT NULL"
+            " ORDER BY m.seq",
+            [namespace],
+        )
+        return [r[0] for r in rows], [r[1] for r in rows], [bool(r[2]) for r in rows]
+
+    async def bm25_memories(
+        self, namespace: str, match: str, limit: int, where: str = LIVE, params: Sequence[Any] = ()
+    ) -> list[tuple[int, float]]:
+        """(seq, score) best first; FTS5's bm25() is lower-is-better, so it is negated."""
+        rows = await self.db.execute_fetchall(
+            "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f"
+            " JOIN memories m ON m.seq = f.rowid"
+            f" WHERE memories_fts MATCH ? AND m.namespace = ? AND ({where})"
+            " ORDER BY score DESC LIMIT ?",
+            [match, namespace, *params, limit],
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    async def bm25_chunks(
+        self, namespace: str, match: str, limit: int, where: str = "1", params: Sequence[Any] = ()
+    ) -> list[tuple[int, float]]:
+        rows = await self.db.execute_fetchall(
+            "SELECT f.rowid, -bm25(chunks_fts) AS score FROM chunks_fts f"
+            " JOIN chunks c ON c.seq = f.rowid JOIN documents d ON d.id = c.document_id"
+            f" WHERE chunks_fts MATCH ? AND c.namespace = ? AND ({where})"
+            " ORDER BY score DESC LIMIT ?",
+            [match, namespace, *params, limit],
+        )
+        return [(r[0], r[1]) for r in rows]
+
+    async def relations_of(self, ids: Sequence[str]) -> list[Relation]:
+        if not ids:
+            return []
+        marks = ",".join("?" * len(ids))
+        rows = await self.db.execute_fetchall(
+            "SELECT from_id, to_id, kind, score, created_at FROM relations"
+            f" WHERE from_id IN ({marks}) OR to_id IN ({marks})",
+            [*ids, *ids],
+        )
+        return to_records(Relation, list(rows))
+
+    async def sources_of(self, memory_id: str) -> list[str]:
+        rows = await self.db.execute_fetchall(
+            "SELECT document_id FROM memory_sources WHERE memory_id = ? ORDER BY created_at",
+            [memory_id],
+        )
+        return [r[0] for r in rows]
+
+
+class MemoryWrites(MemoryReads):
+    async def insert_memory(self, new: NewMemory, vector: np.ndarray, now: float) -> Memory:
+        cursor = await self.db.execute(
+            "INSERT INTO memories (id, namespace, text, type, version, is_latest, root_id, parent_id,"
+            " document_id, chunk_id, created_at, updated_at, event_at, expires_at, is_static,"
+            " is_inference, metadata, vector) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                new.id,
+                new.namespace,
+                new.text,
+                new.type,
+                new.version,
+                new.root_id,
+                new.parent_id,
+                new.document_id,
+                new.chunk_id,
+                now,
+                now,
+                new.event_at,
+                new.expires_at,
+                int(new.is_static),
+                int(new.is_inference),
+                metadata_json(new.metadata),
+                to_blob(vector),
+            ],
+        )
+        if new.document_id is not None:
+            await self.add_source(new.id, new.document_id, new.chunk_id, now)
+        assert cursor.lastrowid is not None
+        inserted = await self.memories_by_seq([cursor.lastrowid])
+        return inserted[cursor.lastrowid]
+
+    async def supersede(self, memory_id: str, now: float) -> None:
+        await self.db.execute(
+            "UPDATE memories SET is_latest = 0, valid_until = ?, updated_at = ? WHERE id = ?",
+            [now, now, memory_id],
+        )
+
+    async def reinstate(self, memory_id: str, now: float) -> None:
+        """Make an old version latest again (its successor is gone)."""
+        await self.db.execute(
+            "UPDATE memories SET is_latest = 1, valid_until = NULL, updated_at = ? WHERE id = ?",
+            [now, memory_id],
+        )
+
+    async def add_source(
+        self, memory_id: str, document_id: str, chunk_id: str | None, now: float
+    ) -> None:
+        await self.db.execute(
+            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            [memory_id, document_id, chunk_id or "", now],
+        )
+
+    async def add_relation(
+        self, from_id: str, to_id: str, kind: RelationKind, score: float, now: float
+    ) -> None:
+        await self.db.execute(
+            "INSERT OR REPLACE INTO relations (from_id, to_id, kind, score, created_at) VALUES (?, ?, ?, ?, ?)",
+            [from_id, to_id, kind, score, now],
+        )
+
+    async def set_forgotten(
+        self, memory_id: str, at: float | None, reason: str | None, now: float
+    ) -> None:
+        """Forget (at = now) or restore (at = None)."""
+        await self.db.execute(
+            "UPDATE memories SET forgotten_at = ?, forget_reason = ?, updated_at = ? WHERE id = ?",
+            [at, reason, now, memory_id],
+        )
+
+    async def delete_memories(self, ids: Sequence[str]) -> None:
+        if not ids:
+            return
+        marks = ",".join("?" * len(ids))
+        await self.db.execute(f"DELETE FROM memory_sources WHERE memory_id IN ({marks})", list(ids))
+        await self.db.execute(
+            f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", [*ids, *ids]
+        )
+        await self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", list(ids))
+
+    async def delete_document_rows(self, document_id: str) -> None:
+        """The document, its chunks (cascade), its jobs, candidates and source links."""
+        await self.db.execute(
+            "DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs WHERE document_id = ?)",
+            [document_id],
+        )
+        await self.db.execute("DELETE FROM jobs WHERE document_id = ?", [document_id])
+        await self.db.execute("DELETE FROM memory_sources WHERE document_id = ?", [document_id])
+        await self.db.execute("DELETE FROM documents WHERE id = ?", [document_id])
+
+    async def rehome_memory(self, memory_id: str, document_id: str) -> None:
+        """Point a memory at another of its sources (its first source is being deleted)."""
+        await self.db.execute(
+            "UPDATE memories SET document_id = ?, chunk_id = (SELECT nullif(chunk_id, '') FROM"
+            " memory_sources WHERE memory_id = ? AND document_id = ? LIMIT 1) WHERE id = ?",
+            [document_id, memory_id, document_id, memory_id],
+        )
+
+    async def set_derived_metadata(self, document_id: str, metadata: dict[str, Any]) -> None:
+        """Memories carry their document's metadata, so filters see a change at once."""
+        await self.db.execute(
+            "UPDATE memories SET metadata = ? WHERE document_id = ?",
+            [metadata_json(metadata), document_id],
+        )

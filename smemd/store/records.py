@@ -1,0 +1,137 @@
+"""What the store hands out: plain Structs, never rows or cursors. Times are Unix seconds."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+MemoryType = Literal["fact", "preference", "episode"]
+RelationKind = Literal["updates", "extends", "derives"]
+# The phases a document's job advances through, each committed before the next starts.
+Phase = Literal["queued", "chunking", "embedding", "extracting", "reconciling", "done", "failed"]
+OPEN_PHASES: tuple[Phase, ...] = ("queued", "chunking", "embedding", "extracting", "reconciling")
+
+
+class Record(msgspec.Struct, kw_only=True):
+    pass
+
+
+class Namespace(Record):
+    name: str
+    supporting_context: str
+    created_at: float
+    updated_at: float
+    document_count: int = 0
+    memory_count: int = 0
+
+
+class Document(Record):
+    seq: int
+    id: str
+    namespace: str
+    caller_id: str | None
+    title: str | None
+    type: str
+    content: str
+    url: str | None
+    metadata: dict[str, Any]
+    content_date: float | None
+    content_hash: str
+    task_type: str
+    status: Phase
+    error: str | None
+    revision: int
+    created_at: float
+    updated_at: float
+
+
+class Chunk(Record):
+    seq: int
+    id: str
+    document_id: str
+    namespace: str
+    position: int
+    heading: str
+    text: str
+    created_at: float
+
+
+class Memory(Record):
+    seq: int
+    id: str
+    namespace: str
+    text: str
+    type: MemoryType
+    version: int
+    is_latest: bool
+    root_id: str
+    parent_id: str | None
+    document_id: str | None
+    chunk_id: str | None
+    created_at: float
+    updated_at: float
+    event_at: float | None
+    valid_until: float | None
+    forgotten_at: float | None
+    forget_reason: str | None
+    expires_at: float | None
+    is_static: bool
+    is_inference: bool
+    metadata: dict[str, Any]
+
+    def is_forgotten(self, now: float) -> bool:
+        return self.forgotten_at is not None or (
+            self.expires_at is not None and self.expires_at <= now
+        )
+
+
+class Relation(Record):
+    from_id: str
+    to_id: str
+    kind: RelationKind
+    score: float
+    created_at: float
+
+
+class Job(Record):
+    seq: int
+    id: str
+    namespace: str
+    document_id: str
+    revision: int
+    phase: Phase
+    attempts: int
+    error: str | None
+    created_at: float
+    updated_at: float
+
+
+class Candidate(Record):
+    """A fact extracted from a chunk, waiting for reconciliation (persisted between phases)."""
+
+    job_id: str
+    position: int
+    chunk_id: str
+    text: str
+    type: MemoryType
+    event_at: float | None = None
+
+
+class NewMemory(Record):
+    """What the engine asks the store to insert; the store assigns seq and times."""
+
+    id: str
+    namespace: str
+    text: str
+    type: MemoryType
+    root_id: str
+    version: int = 1
+    parent_id: str | None = None
+    document_id: str | None = None
+    chunk_id: str | None = None
+    event_at: float | None = None
+    expires_at: float | None = None
+    is_static: bool = False
+    is_inference: bool = False
+    metadata: dict[str, Any] = msgspec.field(default_factory=dict)

@@ -1,0 +1,41 @@
+"""Rows into Structs and back: the column lists and the few conversions SQLite needs."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any, TypeVar
+
+import msgspec
+
+from smemd.store.records import Chunk, Document, Job, Memory, Record
+
+R = TypeVar("R", bound=Record)
+
+_json_encode = msgspec.json.Encoder().encode
+_json_decode = msgspec.json.Decoder(dict[str, Any]).decode
+
+
+def columns(record: type[Record], prefix: str = "") -> str:
+    """The SELECT list for a record, in field order (optionally table-qualified)."""
+    return ", ".join(f"{prefix}{name}" for name in record.__struct_fields__)
+
+
+DOCUMENT_COLUMNS = columns(Document)
+CHUNK_COLUMNS = columns(Chunk)
+MEMORY_COLUMNS = columns(Memory)
+JOB_COLUMNS = columns(Job)
+
+
+def to_record(record: type[R], row: sqlite3.Row | tuple[Any, ...]) -> R:
+    values = dict(zip(record.__struct_fields__, row, strict=True))
+    if "metadata" in values:
+        values["metadata"] = _json_decode(values["metadata"])
+    return msgspec.convert(values, record, strict=False)
+
+
+def to_records(record: type[R], rows: list[Any]) -> list[R]:
+    return [to_record(record, row) for row in rows]
+
+
+def metadata_json(metadata: dict[str, Any]) -> str:
+    return _json_encode(metadata).decode()
