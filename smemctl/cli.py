@@ -1,7 +1,7 @@
 """`smemctl [--socket PATH] [--json] COMMAND`: talk to smemd over its Unix socket.
 
-Exit codes: 0 done, 1 the daemon answered with an error (or could not be talked to),
-2 bad usage, 3 smemd is not running.
+Exit codes: 0 done, 1 the daemon answered with an error (or a document failed, or smemd could
+not be talked to), 2 bad usage, 3 smemd is not running.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
+from smemctl import memory
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.table import duration, pairs, table
 from smemd.paths import default_socket
@@ -21,6 +22,7 @@ from smemd.protocol import Activity, Health, LogLevelReply, Status
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
 
 Command = Callable[[Client, argparse.Namespace, TextIO], None]
+Arguments = Callable[[argparse.ArgumentParser], None]
 
 
 def status(client: Client, args: argparse.Namespace, out: TextIO) -> None:
@@ -83,12 +85,43 @@ def log_level(client: Client, args: argparse.Namespace, out: TextIO) -> None:
         print(f"{reply.logger}: {reply.previous} -> {reply.level}", file=out)
 
 
-COMMANDS: dict[str, tuple[Command, str]] = {
-    "status": (status, "the daemon's version, uptime, listeners and fleet"),
-    "health": (health, "is the daemon answering"),
-    "metrics": (metrics, "Prometheus metrics (--json: a list of samples)"),
-    "activity": (activity, "requests per minute and per-route latency over the last hour"),
-    "log-level": (log_level, "change the daemon's log level"),
+def log_level_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("level", metavar="LEVEL", help="debug, info, warning, error or critical")
+    parser.add_argument("--logger", default="smemd", help="which logger (default: smemd)")
+
+
+COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
+    "status": (status, "the daemon's version, uptime, listeners and fleet", None),
+    "health": (health, "is the daemon answering", None),
+    "metrics": (metrics, "Prometheus metrics (--json: a list of samples)", None),
+    "activity": (activity, "requests per minute and per-route latency over the last hour", None),
+    "log-level": (log_level, "change the daemon's log level", log_level_arguments),
+    "ingest": (
+        memory.ingest,
+        "add files, directories (their text files) or stdin (-) as documents",
+        memory.ingest_arguments,
+    ),
+    "remember": (memory.remember, "add one document from TEXT", memory.remember_arguments),
+    "search": (memory.search, "search memories and chunks", memory.search_arguments),
+    "list": (memory.list_memories, "list memories, newest first", memory.list_arguments),
+    "history": (
+        memory.history,
+        "every version of a memory, oldest first",
+        memory.history_arguments,
+    ),
+    "forget": (
+        memory.forget,
+        "forget what QUERY finds (a dry run without --yes), or memories by --id",
+        memory.forget_arguments,
+    ),
+    "restore": (memory.restore, "bring back a forgotten memory", memory.restore_arguments),
+    "profile": (
+        memory.profile,
+        "a namespace's static and dynamic profile",
+        memory.profile_arguments,
+    ),
+    "stats": (memory.stats, "documents, memories and jobs per namespace", memory.stats_arguments),
+    "jobs": (memory.jobs, "recent ingest jobs and the count in each phase", memory.jobs_arguments),
 }
 
 
@@ -111,13 +144,10 @@ def build_parser() -> argparse.ArgumentParser:
         "--timeout", type=float, default=30.0, metavar="S", help="seconds to wait for a reply"
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (_, summary) in COMMANDS.items():
+    for name, (_, summary, arguments) in COMMANDS.items():
         sub = commands.add_parser(name, help=summary, description=summary)
-        if name == "log-level":
-            sub.add_argument(
-                "level", metavar="LEVEL", help="debug, info, warning, error or critical"
-            )
-            sub.add_argument("--logger", default="smemd", help="which logger (default: smemd)")
+        if arguments is not None:
+            arguments(sub)
     return parser
 
 
@@ -127,9 +157,12 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exit_:  # argparse exits 2 on bad usage, 0 for --help
         return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
     client = Client(args.socket or default_socket(), timeout=args.timeout)
-    command, _ = COMMANDS[args.command]
+    command, _, _ = COMMANDS[args.command]
     try:
         command(client, args, sys.stdout)
+    except memory.UsageError as err:
+        print(f"smemctl {args.command}: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
     except NotRunning as err:
         print(err, file=sys.stderr)
         return EXIT_NOT_RUNNING

@@ -336,7 +336,7 @@ def near(value: object) -> list[object]:
         return [value, not value, int(value)]
     assert isinstance(value, int | float)
     numbers = [value, float(value), -value, value + 0.5, value - 1, str(value)]
-    # Metadata integers beyond 64 bits are outside what the store keeps (SQLite reads them as REAL).
+    # Metadata integers beyond 64 bits are out of scope: SQLite does not compare them exactly.
     return [n for n in numbers if not isinstance(n, int) or -(2**63) <= n < 2**63]
 
 

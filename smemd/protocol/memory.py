@@ -12,7 +12,9 @@ import msgspec
 
 from smemd.protocol import Reply, Request
 
-MetadataValue = str | int | float | bool | list[str]
+# SQLite's JSON functions stop at U+0000, so metadata strings may not hold it (filters would lie).
+Text = Annotated[str, msgspec.Meta(pattern=r"^[^\x00]*$")]
+MetadataValue = Text | int | float | bool | list[Text]
 Metadata = dict[str, MetadataValue]
 Status = Literal[
     "unknown", "queued", "extracting", "chunking", "embedding", "indexing", "done", "failed"

@@ -1,0 +1,225 @@
+"""smemctl's memory commands against the real daemon, each test in a namespace of its own."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from smemctl.cli import main
+from smemctl.client import Client
+from smemd.protocol.memory import DocumentOut
+from tests.daemon_process import DaemonProcess
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[DaemonProcess]:
+    state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
+    process = DaemonProcess(state_dir).start()
+    yield process
+    process.kill()
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
+@pytest.fixture(autouse=True)
+def pipe_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Output into a pipe is not cut to a width unless $COLUMNS says so."""
+    monkeypatch.delenv("COLUMNS", raising=False)
+
+
+def smemctl(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], *args: str
+) -> tuple[int, str, str]:
+    code = main(["--socket", str(daemon.socket), *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def as_json(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], *args: str) -> Any:
+    code, out, err = smemctl(daemon, capsys, "--json", *args)
+    assert code == 0, err
+    return json.loads(out)
+
+
+def job_count(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], ns: str) -> int:
+    jobs = as_json(daemon, capsys, "jobs", "--limit", "1000")["jobs"]
+    return sum(job["namespace"] == ns for job in jobs)
+
+
+def remembered(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], ns: str, text: str
+) -> str:
+    """Remember the text, wait for it, and return the id of the one memory it became."""
+    code, out, err = smemctl(daemon, capsys, "remember", text, "-n", ns, "--wait")
+    assert (code, out.split()[1:]) == (0, ["done"]), err
+    memories = as_json(daemon, capsys, "list", "-n", ns)["memories"]
+    assert [m["memory"] for m in memories] == [text]
+    return str(memories[0]["id"])
+
+
+def test_ingest_directory_skips_binaries_and_is_idempotent(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "a.md").write_text("My brother Bob plays the cello in Porto.\n")
+    (tmp_path / "sub" / "b.md").write_text("# Trips\n\nI love hiking in the Alps every summer.\n")
+    (tmp_path / "blob").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
+    code, out, err = smemctl(daemon, capsys, "ingest", str(tmp_path), "-n", "docs", "--wait")
+    assert (code, err) == (0, "")  # no progress line: stderr is not a terminal
+    assert out == "2 documents to docs: 2 done\nskipped 1: 1 binary\n"
+    assert job_count(daemon, capsys, "docs") == 2
+
+    doc, _ = Client(daemon.socket).get(
+        f"/ns/docs/document/{quote('sub/b.md', safe='')}", DocumentOut
+    )
+    assert doc.custom_id == "sub/b.md"
+    assert doc.metadata == {"source": str(tmp_path / "sub" / "b.md")}
+
+    code, out, _ = smemctl(daemon, capsys, "ingest", str(tmp_path), "-n", "docs", "--wait")
+    assert (code, out.splitlines()[0]) == (0, "2 documents to docs: 2 done")
+    assert job_count(daemon, capsys, "docs") == 2
+
+
+def test_ingest_stdin(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(sys, "stdin", io.StringIO("Carol flies planes for TAP.\n"))
+    reply = as_json(daemon, capsys, "ingest", "-", "-n", "stdin", "--wait")
+    assert (reply["count"], reply["failed"], reply["results"][0]["status"]) == (1, 0, "done")
+    memories = as_json(daemon, capsys, "list", "-n", "stdin")["memories"]
+    assert [(m["memory"], m["metadata"]) for m in memories] == [
+        ("Carol flies planes for TAP.", {"source": "stdin"})
+    ]
+
+
+def test_remember_then_search(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    memory_id = remembered(daemon, capsys, "recall", "My favourite colour is teal.")
+    reply = as_json(daemon, capsys, "search", "favourite colour", "-n", "recall")
+    assert reply["results"][0]["id"] == memory_id
+    assert {r.get("memory") or r.get("chunk") for r in reply["results"]} == {
+        "My favourite colour is teal."
+    }
+    code, out, _ = smemctl(daemon, capsys, "search", "teal", "-n", "recall", "--mode", "chunks")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split() == ["rank", "similarity", "kind", "text", "id"]
+    assert len(rows) == 1 and rows[0].split()[2] == "chunk"
+
+
+def test_text_is_cut_to_columns(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    remembered(daemon, capsys, "narrow", "I prefer long walks along the river Douro at dawn.")
+    monkeypatch.setenv("COLUMNS", "70")
+    code, out, _ = smemctl(daemon, capsys, "search", "walks", "-n", "narrow")
+    assert code == 0 and "…" in out
+    assert max(len(line) for line in out.splitlines()) <= 70
+
+
+def test_list_history_forget_restore(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    memory_id = remembered(daemon, capsys, "forget", "I love hiking in the Alps every summer.")
+    code, out, _ = smemctl(daemon, capsys, "history", memory_id, "-n", "forget")
+    header, row = out.splitlines()
+    assert code == 0 and "valid until" in header and "forgotten" in header
+    assert row.split()[:5] == ["1", memory_id, "yes", "-", "-"]
+
+    code, out, _ = smemctl(daemon, capsys, "forget", "hiking in the Alps", "-n", "forget")
+    assert code == 0 and out.startswith("would forget 1 memory:\n") and memory_id in out
+    assert "add --yes" in out
+    assert [m["id"] for m in as_json(daemon, capsys, "list", "-n", "forget")["memories"]] == [
+        memory_id
+    ]
+
+    code, out, _ = smemctl(daemon, capsys, "forget", "hiking in the Alps", "-n", "forget", "--yes")
+    assert code == 0 and out.startswith("forgot 1 memory:\n")
+    assert as_json(daemon, capsys, "list", "-n", "forget")["memories"] == []
+    code, out, _ = smemctl(daemon, capsys, "list", "-n", "forget", "--forgotten")
+    assert code == 0 and out.splitlines()[1].split()[:4] == [memory_id, "1", "yes", "yes"]
+
+    code, out, _ = smemctl(daemon, capsys, "restore", memory_id, "-n", "forget")
+    assert (code, out) == (
+        0,
+        f"restored {memory_id} (version 1): I love hiking in the Alps every summer.\n",
+    )
+    assert [m["id"] for m in as_json(daemon, capsys, "list", "-n", "forget")["memories"]] == [
+        memory_id
+    ]
+
+
+def test_forget_unknown_id_is_exit_1(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = smemctl(daemon, capsys, "forget", "--id", "mem_nope", "--reason", "test")
+    assert (code, out) == (1, "forgot 0 memories\n")
+    assert err == "mem_nope: not found\n1 of 1 memories not forgotten\n"
+
+
+def test_profile(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    memory_id = remembered(daemon, capsys, "profile", "I prefer green tea over coffee.")
+    code, out, _ = smemctl(daemon, capsys, "profile", "-n", "profile")
+    assert code == 0
+    assert out.splitlines() == [
+        "static:",
+        "id                    text",
+        f"{memory_id}  I prefer green tea over coffee.",
+        "dynamic:",
+        "(none)",
+    ]
+    reply = as_json(daemon, capsys, "profile", "-n", "profile")
+    assert reply["profile"]["static"] == [
+        {"id": memory_id, "memory": "I prefer green tea over coffee."}
+    ]
+
+
+def test_stats_and_jobs(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
+    remembered(daemon, capsys, "stats", "Dana keeps bees on her roof in Lyon.")
+    code, out, _ = smemctl(daemon, capsys, "stats", "-n", "stats")
+    rows = dict(line.split(None, 1) for line in out.splitlines())
+    assert code == 0
+    assert (rows["documents"], rows["memories"], rows["jobs"]) == ("1", "1", "done 1")
+    assert as_json(daemon, capsys, "stats", "-n", "stats")["jobs"] == {"done": 1}
+
+    code, out, _ = smemctl(daemon, capsys, "stats")
+    assert code == 0 and out.splitlines()[0].split() == [
+        "namespace",
+        "documents",
+        "memories",
+        "created",
+    ]
+    assert any(line.split()[:3] == ["stats", "1", "1"] for line in out.splitlines())
+    code, _, err = smemctl(daemon, capsys, "stats", "-n", "stat")  # a prefix is not a match
+    assert (code, err) == (1, "no namespace 'stat'\n")
+
+    code, out, _ = smemctl(daemon, capsys, "jobs", "--limit", "5")
+    header, *rows_, counts = out.splitlines()
+    assert code == 0 and header.split()[:4] == ["id", "namespace", "document", "phase"]
+    assert rows_ and len(rows_) <= 5 and counts.startswith("jobs: done ")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["forget"],
+        ["forget", "tea", "--id", "mem_x"],
+        ["forget", "tea", "--reason", "why"],
+        ["search", "tea", "--mode", "fuzzy"],
+        ["search", "tea", "--threshold", "2"],
+        ["search", "tea", "--as-of", "yesterday"],
+        ["ingest", "/nonexistent/smem"],
+    ],
+)
+def test_usage_errors_are_exit_2(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], args: list[str]
+) -> None:
+    code, out, err = smemctl(daemon, capsys, *args)
+    assert (code, out) == (2, "")
+    assert f"smemctl {args[0]}: error:" in err
