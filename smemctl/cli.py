@@ -13,8 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import memory
+from smemctl import ingest, memory, stats
 from smemctl.client import CallFailed, Client, NotRunning
+from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
 from smemd.paths import default_socket
 from smemd.protocol import Activity, Health, LogLevelReply, Status
@@ -28,7 +29,7 @@ Arguments = Callable[[argparse.ArgumentParser], None]
 def status(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     reply, raw = client.get("/v1/status", Status)
     if args.json:
-        _raw(raw, out)
+        echo(raw, out)
         return
     rows = [
         ("version", reply.version),
@@ -47,7 +48,7 @@ def status(client: Client, args: argparse.Namespace, out: TextIO) -> None:
 def health(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     reply, raw = client.get("/v1/health", Health)
     if args.json:
-        _raw(raw, out)
+        echo(raw, out)
     else:
         print(f"{reply.status} (smemd {reply.version})", file=out)
 
@@ -63,7 +64,7 @@ def metrics(client: Client, args: argparse.Namespace, out: TextIO) -> None:
 def activity(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     reply, raw = client.get("/v1/activity", Activity)
     if args.json:
-        _raw(raw, out)
+        echo(raw, out)
         return
     last = reply.per_minute[-1].requests if reply.per_minute else 0
     print(
@@ -80,7 +81,7 @@ def log_level(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     change = {"level": args.level.lower(), "logger": args.logger}
     reply, raw = client.post("/v1/log-level", change, LogLevelReply)
     if args.json:
-        _raw(raw, out)
+        echo(raw, out)
     else:
         print(f"{reply.logger}: {reply.previous} -> {reply.level}", file=out)
 
@@ -97,11 +98,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
     "activity": (activity, "requests per minute and per-route latency over the last hour", None),
     "log-level": (log_level, "change the daemon's log level", log_level_arguments),
     "ingest": (
-        memory.ingest,
+        ingest.ingest,
         "add files, directories (their text files) or stdin (-) as documents",
-        memory.ingest_arguments,
+        ingest.ingest_arguments,
     ),
-    "remember": (memory.remember, "add one document from TEXT", memory.remember_arguments),
+    "remember": (ingest.remember, "add one document from TEXT", ingest.remember_arguments),
     "search": (memory.search, "search memories and chunks", memory.search_arguments),
     "list": (memory.list_memories, "list memories, newest first", memory.list_arguments),
     "history": (
@@ -120,8 +121,8 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         "a namespace's static and dynamic profile",
         memory.profile_arguments,
     ),
-    "stats": (memory.stats, "documents, memories and jobs per namespace", memory.stats_arguments),
-    "jobs": (memory.jobs, "recent ingest jobs and the count in each phase", memory.jobs_arguments),
+    "stats": (stats.stats, "documents, memories and jobs per namespace", stats.stats_arguments),
+    "jobs": (stats.jobs, "recent ingest jobs and the count in each phase", stats.jobs_arguments),
 }
 
 
@@ -160,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     command, _, _ = COMMANDS[args.command]
     try:
         command(client, args, sys.stdout)
-    except memory.UsageError as err:
+    except UsageError as err:
         print(f"smemctl {args.command}: error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except NotRunning as err:
@@ -204,8 +205,3 @@ def _split_labels(text: str) -> list[str]:
         elif char == '"':
             quoted = not quoted
     return [p for p in [*parts, current] if p]
-
-
-def _raw(raw: bytes, out: TextIO) -> None:
-    out.write(raw.decode())
-    out.write("\n")

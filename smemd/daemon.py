@@ -22,7 +22,7 @@ from smemd import listeners, log
 from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
-from smemd.engine.core import Engine
+from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.fleet.builtin import load_embedder
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
@@ -99,6 +99,8 @@ class Daemon:
             await engine.start()
         except (OSError, sqlite3.Error) as err:
             raise StartupError(f"cannot open the store in {self.config.state_dir}: {err}") from err
+        except EmbedderMismatch as err:
+            raise StartupError(str(err)) from err
         self._stack.push_async_callback(engine.stop)
         self.state.engine = engine
         log.daemon.info("engine ready: embedder %s, store %s", embedder.name, engine.store.path)

@@ -197,7 +197,7 @@ def test_stats_and_jobs(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str
     ]
     assert any(line.split()[:3] == ["stats", "1", "1"] for line in out.splitlines())
     code, _, err = smemctl(daemon, capsys, "stats", "-n", "stat")  # a prefix is not a match
-    assert (code, err) == (1, "no namespace 'stat'\n")
+    assert (code, err) == (1, "error 404: namespace not found: no namespace 'stat'\n")
 
     code, out, _ = smemctl(daemon, capsys, "jobs", "--limit", "5")
     header, *rows_, counts = out.splitlines()

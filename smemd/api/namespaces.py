@@ -30,6 +30,8 @@ def _details(ns: Namespace) -> NamespaceDetails:
     return NamespaceDetails(
         namespace=ns.name,
         supporting_context=ns.supporting_context or None,
+        document_count=ns.document_count,
+        memory_count=ns.memory_count,
         system=System(created_at=render.iso(ns.created_at), updated_at=render.iso(ns.updated_at)),
     )
 

@@ -22,6 +22,10 @@ log = logging.getLogger("smemd.engine")
 DATABASE_NAME = "smem.sqlite3"
 
 
+class EmbedderMismatch(Exception):
+    pass
+
+
 class Engine:
     def __init__(self, state_dir: Path, embedder: Embedder, config: EngineConfig) -> None:
         self.config = config
@@ -38,8 +42,26 @@ class Engine:
         applied = await self.store.open()
         if applied:
             log.info("database %s: applied %s", self.store.path, ", ".join(applied))
+        try:
+            await self._check_embedder()
+        except BaseException:
+            await self.store.close()
+            raise
         self._worker_task = asyncio.create_task(self.worker.run(), name="ingest-worker")
         self.worker.wake()  # resume whatever a previous run left unfinished
+
+    async def _check_embedder(self) -> None:
+        """Vectors of two embedders live in different spaces: never compare them."""
+        identity = f"{self.embedder.name}/{self.embedder.dimension}"
+        async with self.store.write() as writer:
+            recorded = await writer.setting("embedder")
+            if recorded is None:
+                await writer.set_setting("embedder", identity)
+        if recorded is not None and recorded != identity:
+            raise EmbedderMismatch(
+                f"the store's vectors were made by {recorded}, but the embedder now is {identity};"
+                " repair the model install, or use a new state dir"
+            )
 
     async def stop(self) -> None:
         if self._worker_task is not None:
@@ -66,7 +88,7 @@ class Engine:
         self, limit: int = 50, namespace: str | None = None
     ) -> tuple[list[Job], dict[str, int]]:
         async with self.store.read() as reader:
-            return await reader.recent_jobs(limit, namespace), await reader.job_counts()
+            return await reader.recent_jobs(limit, namespace), await reader.job_counts(namespace)
 
     async def wait_idle(self) -> None:
         """Until no job is open (tests and benchmarks use this)."""

@@ -343,6 +343,9 @@ class NamespaceDetails(Sparse):
     namespace: str
     system: System
     supporting_context: str | None = None
+    # smem's extensions
+    document_count: int | None = None
+    memory_count: int | None = None
 
 
 class JobOut(Sparse):

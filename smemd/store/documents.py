@@ -24,6 +24,10 @@ from smemd.store.vectors import from_blob, to_blob
 class DocumentReads:
     db: aiosqlite.Connection
 
+    async def setting(self, key: str) -> str | None:
+        rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
+        return next(iter(rows))[0] if rows else None
+
     async def namespace(self, name: str) -> Namespace | None:
         rows = await self.namespaces(name=name, limit=1, offset=0)
         return rows[0] if rows else None
@@ -177,8 +181,11 @@ class DocumentReads:
         )
         return to_records(Job, list(rows))
 
-    async def job_counts(self) -> dict[str, int]:
-        rows = await self.db.execute_fetchall("SELECT phase, count(*) FROM jobs GROUP BY phase")
+    async def job_counts(self, namespace: str | None = None) -> dict[str, int]:
+        where, params = ("WHERE namespace = ?", [namespace]) if namespace else ("", [])
+        rows = await self.db.execute_fetchall(
+            f"SELECT phase, count(*) FROM jobs {where} GROUP BY phase", params
+        )
         return {r[0]: r[1] for r in rows}
 
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
@@ -199,6 +206,13 @@ class DocumentReads:
 
 
 class DocumentWrites(DocumentReads):
+    async def set_setting(self, key: str, value: str) -> None:
+        await self.db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )
+
     async def ensure_namespace(self, name: str, now: float) -> None:
         await self.db.execute(
             "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"

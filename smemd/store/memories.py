@@ -102,28 +102,63 @@ class MemoryReads:
         return [r[0] for r in rows], [r[1] for r in rows], [bool(r[2]) for r in rows]
 
     async def bm25_memories(
-        self, namespace: str, match: str, limit: int, where: str = LIVE, params: Sequence[Any] = ()
+        self,
+        namespace: str,
+        match: str,
+        limit: int,
+        where: str | None = None,
+        params: Sequence[Any] = (),
     ) -> list[tuple[int, float]]:
-        """(seq, score) best first; FTS5's bm25() is lower-is-better, so it is negated."""
-        rows = await self.db.execute_fetchall(
-            "SELECT f.rowid, -bm25(memories_fts) AS score FROM memories_fts f"
-            " JOIN memories m ON m.seq = f.rowid"
-            f" WHERE memories_fts MATCH ? AND m.namespace = ? AND ({where})"
-            " ORDER BY score DESC LIMIT ?",
-            [match, namespace, *params, limit],
+        """(seq, score) best first, among live memories, or among those `where` (over `m`) admits.
+
+        The live case ranks inside the index alone and checks liveness on the rows ranked, which
+        is several times cheaper than joining every match; it ranks twice `limit` so that
+        superseded and forgotten rows rarely leave it short.
+        """
+        expression = _in_namespace(namespace, match)
+        if where is not None:
+            rows = await self.db.execute_fetchall(
+                "SELECT f.rowid, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts f"
+                f" JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND ({where})"
+                " ORDER BY score DESC LIMIT ?",
+                [expression, *params, limit],
+            )
+            return [(r[0], r[1]) for r in rows]
+        ranked = list(
+            await self.db.execute_fetchall(
+                "SELECT rowid, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts"
+                " WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
+                [expression, limit * 2],
+            )
         )
-        return [(r[0], r[1]) for r in rows]
+        if not ranked:
+            return []
+        marks = ",".join("?" * len(ranked))
+        rows = await self.db.execute_fetchall(
+            f"SELECT m.seq FROM memories m WHERE m.seq IN ({marks}) AND {LIVE}",
+            [r[0] for r in ranked],
+        )
+        live = {r[0] for r in rows}
+        return [(r[0], r[1]) for r in ranked if r[0] in live][:limit]
 
     async def bm25_chunks(
         self, namespace: str, match: str, limit: int, where: str = "1", params: Sequence[Any] = ()
     ) -> list[tuple[int, float]]:
-        rows = await self.db.execute_fetchall(
-            "SELECT f.rowid, -bm25(chunks_fts) AS score FROM chunks_fts f"
-            " JOIN chunks c ON c.seq = f.rowid JOIN documents d ON d.id = c.document_id"
-            f" WHERE chunks_fts MATCH ? AND c.namespace = ? AND ({where})"
-            " ORDER BY score DESC LIMIT ?",
-            [match, namespace, *params, limit],
-        )
+        """(seq, score) best first among the chunks `where` (over `c` and its document `d`) admits."""
+        expression = _in_namespace(namespace, match)
+        if where == "1":
+            rows = await self.db.execute_fetchall(
+                "SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts"
+                " WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?",
+                [expression, limit],
+            )
+        else:
+            rows = await self.db.execute_fetchall(
+                "SELECT f.rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts f"
+                " JOIN chunks c ON c.seq = f.rowid JOIN documents d ON d.id = c.document_id"
+                f" WHERE chunks_fts MATCH ? AND ({where}) ORDER BY score DESC LIMIT ?",
+                [expression, *params, limit],
+            )
         return [(r[0], r[1]) for r in rows]
 
     async def relations_of(self, ids: Sequence[str]) -> list[Relation]:
@@ -146,31 +181,25 @@ class MemoryReads:
 
 
 class MemoryWrites(MemoryReads):
-    async def insert_memory(self, new: NewMemory, vector: np.ndarray, now: float) -> Memory:
-        cursor = await self.db.execute(
-            "INSERT INTO memories (id, namespace, text, type, version, is_latest, root_id, parent_id,"
-            " document_id, chunk_id, created_at, updated_at, event_at, expires_at, is_static,"
-            " is_inference, metadata, vector) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    async def insert_memories(
+        self, items: Sequence[tuple[NewMemory, np.ndarray]], now: float
+    ) -> None:
+        """Many memories in one statement (imports and benchmarks); see insert_memory for one."""
+        await self.db.executemany(
+            _INSERT_MEMORY, [_memory_row(new, vector, now) for new, vector in items]
+        )
+        await self.db.executemany(
+            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?)",
             [
-                new.id,
-                new.namespace,
-                new.text,
-                new.type,
-                new.version,
-                new.root_id,
-                new.parent_id,
-                new.document_id,
-                new.chunk_id,
-                now,
-                now,
-                new.event_at,
-                new.expires_at,
-                int(new.is_static),
-                int(new.is_inference),
-                metadata_json(new.metadata),
-                to_blob(vector),
+                (new.id, new.document_id, new.chunk_id or "", now)
+                for new, _ in items
+                if new.document_id
             ],
         )
+
+    async def insert_memory(self, new: NewMemory, vector: np.ndarray, now: float) -> Memory:
+        cursor = await self.db.execute(_INSERT_MEMORY, _memory_row(new, vector, now))
         if new.document_id is not None:
             await self.add_source(new.id, new.document_id, new.chunk_id, now)
         assert cursor.lastrowid is not None
@@ -250,3 +279,27 @@ class MemoryWrites(MemoryReads):
             "UPDATE memories SET metadata = ? WHERE document_id = ?",
             [metadata_json(metadata), document_id],
         )
+
+
+_INSERT_MEMORY = (
+    "INSERT INTO memories (id, namespace, text, type, version, is_latest, root_id, parent_id,"
+    " document_id, chunk_id, created_at, updated_at, event_at, expires_at, is_static,"
+    " is_inference, metadata, vector) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+
+
+def _memory_row(new: NewMemory, vector: np.ndarray, now: float) -> list[Any]:
+    return [
+        new.id, new.namespace, new.text, new.type, new.version, new.root_id, new.parent_id,
+        new.document_id, new.chunk_id, now, now, new.event_at, new.expires_at,
+        int(new.is_static), int(new.is_inference), metadata_json(new.metadata), to_blob(vector),
+    ]  # fmt: skip
+
+
+def namespace_token(namespace: str) -> str:
+    """The namespace's token in the full-text index: what SQLite's 'ns' || hex(name) computes."""
+    return "ns" + namespace.encode().hex().upper()
+
+
+def _in_namespace(namespace: str, match: str) -> str:
+    return f'ns : "{namespace_token(namespace)}" AND text : ({match})'

@@ -15,6 +15,11 @@ async def m0001_initial(db: aiosqlite.Connection) -> None:
     await execute_script(
         db,
         """
+        -- Facts about the store itself, e.g. which embedder made its vectors.
+        CREATE TABLE settings (
+            key TEXT PRIMARY KEY,
+            value TEXT NOT NULL
+        );
         CREATE TABLE namespaces (
             name TEXT PRIMARY KEY,
             supporting_context TEXT NOT NULL DEFAULT '',
@@ -133,24 +138,28 @@ async def m0001_initial(db: aiosqlite.Connection) -> None:
             PRIMARY KEY (job_id, position)
         );
 
+        -- Full text over memories and chunks. The `ns` column holds one token per namespace
+        -- ('ns' || hex(name)), so a MATCH narrows to a namespace inside the index itself.
+        ALTER TABLE memories ADD COLUMN ns TEXT GENERATED ALWAYS AS ('ns' || hex(namespace)) VIRTUAL;
         CREATE VIRTUAL TABLE memories_fts USING fts5(
-            text, content='memories', content_rowid='seq', tokenize='porter unicode61'
+            text, ns, content='memories', content_rowid='seq', tokenize='porter unicode61'
         );
         CREATE TRIGGER memories_fts_insert AFTER INSERT ON memories BEGIN
-            INSERT INTO memories_fts(rowid, text) VALUES (new.seq, new.text);
+            INSERT INTO memories_fts(rowid, text, ns) VALUES (new.seq, new.text, new.ns);
         END;
         CREATE TRIGGER memories_fts_delete AFTER DELETE ON memories BEGIN
-            INSERT INTO memories_fts(memories_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+            INSERT INTO memories_fts(memories_fts, rowid, text, ns) VALUES ('delete', old.seq, old.text, old.ns);
         END;
 
+        ALTER TABLE chunks ADD COLUMN ns TEXT GENERATED ALWAYS AS ('ns' || hex(namespace)) VIRTUAL;
         CREATE VIRTUAL TABLE chunks_fts USING fts5(
-            text, content='chunks', content_rowid='seq', tokenize='porter unicode61'
+            text, ns, content='chunks', content_rowid='seq', tokenize='porter unicode61'
         );
         CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-            INSERT INTO chunks_fts(rowid, text) VALUES (new.seq, new.text);
+            INSERT INTO chunks_fts(rowid, text, ns) VALUES (new.seq, new.text, new.ns);
         END;
         CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-            INSERT INTO chunks_fts(chunks_fts, rowid, text) VALUES ('delete', old.seq, old.text);
+            INSERT INTO chunks_fts(chunks_fts, rowid, text, ns) VALUES ('delete', old.seq, old.text, old.ns);
         END;
         """,
     )

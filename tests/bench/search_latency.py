@@ -1,0 +1,177 @@
+"""Search latency at 10k and 100k memories in one namespace, in-process and over HTTP, and RSS.
+
+Memories are synthetic: random unit vectors and sentences drawn from a Zipf-distributed
+vocabulary of content words (so BM25 sees realistic posting lists), bulk-inserted through the store. The
+in-process figure runs the engine's real search path with a stand-in embedder that returns a
+random query vector (embedding excluded); the HTTP figure runs the real daemon on the same
+store, so it includes MiniLM embedding the query. One line per run:
+
+  search_latency n=10000 engine_p50=… engine_p95=… http_p50=… http_p95=… | n=100000 … rss_mb=…
+
+Targets on 2 cores: engine p95 <= 5 ms and HTTP p95 <= 25 ms at 100k; RSS <= 400 MB at 100k.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+import msgspec
+import numpy as np
+
+from smemctl.client import UnixConnection
+from smemd.config import EngineConfig
+from smemd.engine.core import Engine
+from smemd.engine.recall import Query
+from smemd.store.records import NewMemory
+from tests.daemon_process import DaemonProcess
+
+NS = "bench"
+DIMENSION = 384
+QUERIES = 300
+
+
+class RandomEmbedder:
+    """Synthetic query vectors, so the engine figure measures the engine, not the model."""
+
+    name = "random-bench"
+    dimension = DIMENSION
+    is_fallback = True
+
+    def __init__(self, seed: int) -> None:
+        self.rng = np.random.default_rng(seed)
+
+    async def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        vectors = self.rng.standard_normal((len(texts), DIMENSION)).astype(np.float32)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+
+
+def vocabulary(rng: random.Random, size: int = 6000) -> tuple[list[str], list[float]]:
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    words = list({"".join(rng.choices(letters, k=rng.randint(3, 9))) for _ in range(size)})
+    # Zipf over content words: the top of a real Zipf curve is stopwords, which recall drops,
+    # so the curve starts at rank 100 (the commonest word is then in ~3 % of sentences).
+    weights = [1.0 / (rank + 100) for rank in range(len(words))]
+    return words, weights
+
+
+def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
+    return " ".join(rng.choices(words, weights, k=rng.randint(6, 16))).capitalize() + "."
+
+
+async def fill(state_dir: Path, count: int, seed: int) -> list[str]:
+    """Bulk-insert `count` memories; return query texts drawn from the same vocabulary."""
+    rng = random.Random(seed)
+    words, weights = vocabulary(rng)
+    vectors = RandomEmbedder(seed)
+    engine = Engine(state_dir, vectors, EngineConfig())
+    await engine.store.open()
+    try:
+        async with engine.store.write() as writer:
+            await writer.ensure_namespace(NS, time.time())
+            for start in range(0, count, 10_000):
+                n = min(10_000, count - start)
+                batch = await vectors.embed([""] * n)
+                items = []
+                for i in range(n):
+                    memory_id = f"mem_{start + i:08x}"
+                    new = NewMemory(
+                        id=memory_id, namespace=NS, text=sentence(rng, words, weights), type="fact",
+                        root_id=memory_id,
+                    )  # fmt: skip
+                    items.append((new, batch[i]))
+                await writer.insert_memories(items, time.time())
+    finally:
+        await engine.store.close()
+    return [" ".join(rng.choices(words, weights, k=rng.randint(3, 7))) for _ in range(QUERIES)]
+
+
+async def engine_latency(state_dir: Path, queries: list[str]) -> list[float]:
+    engine = Engine(state_dir, RandomEmbedder(7), EngineConfig())
+    await engine.store.open()
+    try:
+        await engine.indexes.get(NS)  # load once, as the daemon does on first use
+        for text in queries[:20]:
+            await engine.recall.search(NS, Query(text=text))
+        samples = []
+        for text in queries:
+            started = time.perf_counter()
+            await engine.recall.search(NS, Query(text=text))
+            samples.append((time.perf_counter() - started) * 1000)
+        return samples
+    finally:
+        await engine.store.close()
+
+
+def http_latency(daemon: DaemonProcess, queries: list[str]) -> list[float]:
+    conn = UnixConnection(daemon.socket, timeout=60)
+
+    def search(text: str) -> None:
+        body = msgspec.json.encode({"query": text, "limit": 10})
+        conn.request(
+            "POST", f"/ns/{NS}/search", body=body, headers={"Content-Type": "application/json"}
+        )
+        response = conn.getresponse()
+        response.read()
+        if response.status != 200:
+            raise SystemExit(f"search answered {response.status}")
+
+    for text in queries[:20]:
+        search(text)
+    samples = []
+    for text in queries:
+        started = time.perf_counter()
+        search(text)
+        samples.append((time.perf_counter() - started) * 1000)
+    conn.close()
+    return samples
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def p(samples: list[float], q: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def measure(count: int) -> str:
+    state_dir = Path(tempfile.mkdtemp(prefix="smem-lat-"))
+    try:
+        queries = asyncio.run(fill(state_dir, count, seed=count))
+        engine = asyncio.run(engine_latency(state_dir, queries))
+        daemon = DaemonProcess(state_dir).start(["--log-level", "warning"])
+        try:
+            web = http_latency(daemon, queries)
+            assert daemon.proc is not None
+            rss = rss_mb(daemon.proc.pid)
+        finally:
+            daemon.stop()
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+    return (
+        f"n={count} engine_p50={statistics.median(engine):.2f} engine_p95={p(engine, 0.95):.2f}"
+        f" http_p50={statistics.median(web):.2f} http_p95={p(web, 0.95):.2f} rss_mb={rss:.0f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    args = parser.parse_args()
+    print("search_latency " + " | ".join(measure(n) for n in args.sizes))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,88 @@
+"""The store: migrations, vector BLOBs, and the embedder recorded with the vectors."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from smemd.config import EngineConfig
+from smemd.engine.core import EmbedderMismatch, Engine
+from smemd.fleet.builtin import HashedEmbedder
+from smemd.store.api import Store
+from smemd.store.schema import MIGRATIONS
+from smemd.store.vectors import from_blob, stack, to_blob
+
+
+async def test_migrates_an_empty_database_and_then_applies_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    assert await store.open() == [name for name, _ in MIGRATIONS]
+    await store.close()
+    store = Store(tmp_path / "s.sqlite3")
+    assert await store.open() == []
+    await store.close()
+    tables = {
+        r[0]
+        for r in sqlite3.connect(tmp_path / "s.sqlite3").execute("SELECT name FROM sqlite_master")
+    }
+    assert {
+        "documents",
+        "chunks",
+        "memories",
+        "jobs",
+        "memories_fts",
+        "chunks_fts",
+        "migrations",
+    } <= tables
+
+
+async def test_a_database_from_before_a_migration_gets_it(tmp_path: Path) -> None:
+    """An older database: the first migration applied by hand, its record removed, as if new."""
+    path = tmp_path / "old.sqlite3"
+    store = Store(path)
+    await store.open()
+    await store.close()
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM migrations WHERE name != ?", [MIGRATIONS[0][0]])
+    store = Store(path)
+    assert await store.open() == [name for name, _ in MIGRATIONS[1:]]
+    await store.close()
+
+
+async def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    await store.open()
+    with pytest.raises(RuntimeError):
+        async with store.write() as writer:
+            await writer.ensure_namespace("half", 1.0)
+            raise RuntimeError("crash in the middle")
+    async with store.read() as reader:
+        assert await reader.namespace("half") is None
+    await store.close()
+
+
+def test_vector_blobs_round_trip_little_endian() -> None:
+    vector = np.array([1.5, -2.25, 3.0e-8, np.float32(1) / 3], dtype=np.float32)
+    blob = to_blob(vector)
+    assert blob[:4] == np.float32(1.5).astype("<f4").tobytes()
+    assert np.array_equal(from_blob(blob), vector)
+    assert np.array_equal(stack([blob, blob], 4), np.vstack([vector, vector]))
+    assert stack([], 4).shape == (0, 4)
+
+
+class OtherEmbedder(HashedEmbedder):
+    name = "some-other-model"
+
+
+async def test_vectors_from_another_embedder_are_refused(tmp_path: Path) -> None:
+    first = Engine(tmp_path, HashedEmbedder(), EngineConfig())
+    await first.start()
+    await first.stop()
+    second = Engine(tmp_path, OtherEmbedder(), EngineConfig())
+    with pytest.raises(EmbedderMismatch, match="hashed-ngrams-384-v1/384"):
+        await second.start()
+    same = Engine(tmp_path, HashedEmbedder(), EngineConfig())
+    await same.start()
+    await same.stop()
