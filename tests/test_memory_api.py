@@ -118,6 +118,26 @@ async def test_forget_restore_and_expiry_of_visibility(running: Running) -> None
     ] == [hit["id"]]
 
 
+async def test_an_expired_memory_leaves_recall(running: Running) -> None:
+    await add(running, "The door code is 4412.")
+    await settle(running)
+    (hit,) = await search(running, "door code", searchMode="memories", threshold=0)
+    soon = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() + 1.5))
+    status, memory, _ = await call(
+        running.unix, "PATCH", f"{NS}/memories/{hit['id']}", json={"forgetAfter": soon}
+    )
+    assert status == 200 and memory["expiresAt"] and memory["version"] == 1
+    assert len(await search(running, "door code", searchMode="memories", threshold=0)) == 1
+    await asyncio.sleep(2.0)
+    assert await search(running, "door code", searchMode="memories", threshold=0) == []
+    shown = await search(
+        running, "door code", searchMode="memories", threshold=0, include={"forgotten": True}
+    )
+    assert [r["id"] for r in shown] == [hit["id"]]
+    status, body, _ = await call(running.unix, "PATCH", f"{NS}/memories/{hit['id']}", json={})
+    assert_error(status, body, 400)
+
+
 async def test_forget_by_query_is_a_dry_run_unless_asked(running: Running) -> None:
     await add(running, "The old pricing was 10 dollars a month.")
     await add(running, "Kim enjoys hiking in the Alps.")

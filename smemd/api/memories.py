@@ -9,6 +9,7 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.wire import decode, reply
 from smemd.engine.memories import Forgotten
+from smemd.errors import BadRequest
 from smemd.protocol.memory import (
     ForgetIds,
     ForgetQuery,
@@ -78,8 +79,16 @@ async def get(request: web.Request) -> web.Response:
 async def update(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, UpdateMemory)
-    memory = await params.engine(request).memories.update(ns, request.match_info["id"], body.memory)
-    return reply(render.memory(memory, time.time()))
+    if body.memory is None and body.forget_after is None:
+        raise BadRequest("nothing to change", "$: send memory, forgetAfter, or both")
+    expires_at = params.timestamp(body.forget_after, "$.forgetAfter")
+    memories = params.engine(request).memories
+    memory_id = request.match_info["id"]
+    if body.memory is not None:
+        memory_id = (await memories.update(ns, memory_id, body.memory)).id
+    if expires_at is not None:
+        await memories.expire(ns, memory_id, expires_at)
+    return reply(render.memory(await memories.get(ns, memory_id), time.time()))
 
 
 async def history(request: web.Request) -> web.Response:

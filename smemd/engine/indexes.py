@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 
 from smemd.engine.vectorindex import FlatIndex
-from smemd.store.api import Store
+from smemd.store.api import Reader, Store
 from smemd.store.vectors import stack
+
+LOAD_PAGE = 4096
+Page = Callable[[Reader, int], Awaitable[tuple[list[int], list[bytes], list[bool]]]]
 
 
 class NamespaceIndexes:
@@ -42,11 +46,23 @@ class Indexes:
         self._loaded.pop(namespace, None)
 
     async def _load(self, namespace: str) -> NamespaceIndexes:
+        """Page the BLOBs straight into preallocated matrices: at 100k memories a load that held
+        every row at once would briefly need three copies of the vectors."""
         async with self.store.read() as reader:
-            m_keys, m_blobs, m_live = await reader.memory_vectors(namespace)
-            c_keys, c_blobs = await reader.chunk_vectors(namespace)
-        memories = FlatIndex(self.dimension, capacity=max(1024, len(m_keys)))
-        memories.add(m_keys, stack(m_blobs, self.dimension), m_live)
-        chunks = FlatIndex(self.dimension, capacity=max(1024, len(c_keys)))
-        chunks.add(c_keys, stack(c_blobs, self.dimension), [True] * len(c_keys))
+            memory_count, chunk_count = await reader.count_vectors(namespace)
+        memories = FlatIndex(self.dimension, capacity=max(1024, memory_count))
+        chunks = FlatIndex(self.dimension, capacity=max(1024, chunk_count))
+        pages: list[tuple[FlatIndex, Page]] = [
+            (memories, lambda reader, after: reader.memory_vectors(namespace, after, LOAD_PAGE)),
+            (chunks, lambda reader, after: reader.chunk_vectors(namespace, after, LOAD_PAGE)),
+        ]
+        for index, page in pages:
+            after = 0
+            while True:
+                async with self.store.read() as reader:
+                    keys, blobs, live = await page(reader, after)
+                if not keys:
+                    break
+                index.add(keys, stack(blobs, self.dimension), live)
+                after = keys[-1]
         return NamespaceIndexes(memories, chunks)

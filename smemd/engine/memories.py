@@ -44,9 +44,7 @@ class Memories:
         async with self.store.read() as reader:
             memory = await reader.memory(namespace, memory_id)
         if memory is None:
-            raise NotFound(
-                "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
-            )
+            raise _not_found(namespace, memory_id)
         return memory
 
     async def history(self, namespace: str, memory_id: str) -> list[Memory]:
@@ -136,9 +134,7 @@ class Memories:
         async with self.store.write() as writer:
             memory = await writer.memory(namespace, memory_id)
             if memory is None:
-                raise NotFound(
-                    "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
-                )
+                raise _not_found(namespace, memory_id)
             await writer.set_forgotten(memory.id, None, None, now())
             restored = await writer.memory(namespace, memory_id)
         assert restored is not None
@@ -151,9 +147,7 @@ class Memories:
         async with self.store.write() as writer:
             old = await writer.memory(namespace, memory_id)
             if old is None:
-                raise NotFound(
-                    "memory not found", f"no memory {memory_id!r} in namespace {namespace!r}"
-                )
+                raise _not_found(namespace, memory_id)
             if not old.is_latest:
                 raise Conflict(
                     "not the latest version",
@@ -175,6 +169,14 @@ class Memories:
             loaded.memories.add([new.seq], vector.reshape(1, -1), [True])
         return new
 
+    async def expire(self, namespace: str, memory_id: str, at: float) -> None:
+        """Set when the memory leaves recall by itself (checked at query time; restore cannot undo it)."""
+        async with self.store.write() as writer:
+            memory = await writer.memory(namespace, memory_id)
+            if memory is None:
+                raise _not_found(namespace, memory_id)
+            await writer.set_expiry(memory.id, at, now())
+
     async def profile(self, namespace: str, limit: int = 30) -> tuple[list[Memory], list[Memory]]:
         """Static: preferences, then facts, the most often stated first. Dynamic: recent episodes and updates."""
         t = now()
@@ -195,3 +197,7 @@ class Memories:
         if (loaded := self.indexes.loaded(namespace)) is not None:
             for memory in memories:
                 loaded.memories.set_live(memory.seq, live and memory.is_latest)
+
+
+def _not_found(namespace: str, memory_id: str) -> NotFound:
+    return NotFound("memory not found", f"no memory {memory_id!r} in namespace {namespace!r}")

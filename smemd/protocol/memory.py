@@ -136,7 +136,10 @@ class ForgetQuery(Request):
 
 
 class UpdateMemory(Request):
-    memory: Content
+    """smem's PATCH of a memory: new text (a new version), an expiry, or both."""
+
+    memory: Content | None = None
+    forget_after: str | None = None  # ISO-8601: the memory leaves recall then (legacy v4's name)
 
 
 class UpdateNamespace(Request):

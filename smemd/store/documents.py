@@ -15,6 +15,7 @@ from smemd.store.rows import (
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
     metadata_json,
+    page,
     to_record,
     to_records,
 )
@@ -97,13 +98,15 @@ class DocumentReads:
         limit: int,
         offset: int,
     ) -> tuple[list[Document], int]:
-        base = f"FROM documents WHERE namespace = ? AND ({where})"
-        rows = await self.db.execute_fetchall(
-            f"SELECT {DOCUMENT_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
-            [namespace, *params, limit, offset],
+        return await page(
+            self.db,
+            Document,
+            f"FROM documents WHERE namespace = ? AND ({where})",
+            [namespace, *params],
+            order=order,
+            limit=limit,
+            offset=offset,
         )
-        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
-        return to_records(Document, list(rows)), int(next(iter(total))[0])
 
     async def chunks_of(self, document_id: str) -> list[Chunk]:
         rows = await self.db.execute_fetchall(
@@ -122,13 +125,15 @@ class DocumentReads:
         limit: int,
         offset: int,
     ) -> tuple[list[Chunk], int]:
-        base = f"FROM chunks c WHERE c.namespace = ? AND ({where})"
-        rows = await self.db.execute_fetchall(
-            f"SELECT {CHUNK_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
-            [namespace, *params, limit, offset],
+        return await page(
+            self.db,
+            Chunk,
+            f"FROM chunks c WHERE c.namespace = ? AND ({where})",
+            [namespace, *params],
+            order=order,
+            limit=limit,
+            offset=offset,
         )
-        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
-        return to_records(Chunk, list(rows)), int(next(iter(total))[0])
 
     async def chunks_by_seq(self, seqs: Sequence[int]) -> dict[int, Chunk]:
         if not seqs:
@@ -139,12 +144,18 @@ class DocumentReads:
         )
         return {c.seq: c for c in to_records(Chunk, list(rows))}
 
-    async def chunk_vectors(self, namespace: str) -> tuple[list[int], list[bytes]]:
-        rows = await self.db.execute_fetchall(
-            "SELECT seq, vector FROM chunks WHERE namespace = ? AND vector IS NOT NULL ORDER BY seq",
-            [namespace],
+    async def chunk_vectors(
+        self, namespace: str, after: int, limit: int
+    ) -> tuple[list[int], list[bytes], list[bool]]:
+        """A page of chunk vectors (seq > `after`); every chunk is live."""
+        rows = list(
+            await self.db.execute_fetchall(
+                "SELECT seq, vector FROM chunks WHERE namespace = ? AND seq > ? AND vector IS NOT NULL"
+                " ORDER BY seq LIMIT ?",
+                [namespace, after, limit],
+            )
         )
-        return [r[0] for r in rows], [r[1] for r in rows]
+        return [r[0] for r in rows], [r[1] for r in rows], [True] * len(rows)
 
     async def chunks_without_vectors(self, document_id: str) -> list[Chunk]:
         rows = await self.db.execute_fetchall(

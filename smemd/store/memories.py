@@ -9,7 +9,7 @@ import aiosqlite
 import numpy as np
 
 from smemd.store.records import Memory, NewMemory, Relation, RelationKind
-from smemd.store.rows import MEMORY_COLUMNS, metadata_json, to_record, to_records
+from smemd.store.rows import MEMORY_COLUMNS, metadata_json, page, to_record, to_records
 from smemd.store.vectors import to_blob
 
 # What normal recall sees: the latest version, not forgotten. Expiry is checked at query time.
@@ -61,13 +61,15 @@ class MemoryReads:
         limit: int,
         offset: int,
     ) -> tuple[list[Memory], int]:
-        base = f"FROM memories m WHERE m.namespace = ? AND ({where})"
-        rows = await self.db.execute_fetchall(
-            f"SELECT {MEMORY_COLUMNS} {base} ORDER BY {order} LIMIT ? OFFSET ?",
-            [namespace, *params, limit, offset],
+        return await page(
+            self.db,
+            Memory,
+            f"FROM memories m WHERE m.namespace = ? AND ({where})",
+            [namespace, *params],
+            order=order,
+            limit=limit,
+            offset=offset,
         )
-        total = await self.db.execute_fetchall(f"SELECT count(*) {base}", [namespace, *params])
-        return to_records(Memory, list(rows)), int(next(iter(total))[0])
 
     async def memories_of_document(self, document_id: str) -> list[Memory]:
         rows = await self.db.execute_fetchall(
@@ -92,14 +94,26 @@ class MemoryReads:
         )
         return [r[0] for r in rows]
 
-    async def memory_vectors(self, namespace: str) -> tuple[list[int], list[bytes], list[bool]]:
-        """Every memory's vector with whether normal recall sees it."""
+    async def memory_vectors(
+        self, namespace: str, after: int, limit: int
+    ) -> tuple[list[int], list[bytes], list[bool]]:
+        """A page of memory vectors (seq > `after`), with whether normal recall sees each."""
         rows = await self.db.execute_fetchall(
-            f"SELECT m.seq, m.vector, {LIVE} FROM memories m WHERE m.namespace = ? AND m.vector IS NOT NULL"
-            " ORDER BY m.seq",
-            [namespace],
+            f"SELECT m.seq, m.vector, {LIVE} FROM memories m WHERE m.namespace = ? AND m.seq > ?"
+            " AND m.vector IS NOT NULL ORDER BY m.seq LIMIT ?",
+            [namespace, after, limit],
         )
         return [r[0] for r in rows], [r[1] for r in rows], [bool(r[2]) for r in rows]
+
+    async def count_vectors(self, namespace: str) -> tuple[int, int]:
+        """How many memories and chunks of the namespace have vectors."""
+        rows = await self.db.execute_fetchall(
+            "SELECT (SELECT count(*) FROM memories WHERE namespace = ? AND vector IS NOT NULL),"
+            " (SELECT count(*) FROM chunks WHERE namespace = ? AND vector IS NOT NULL)",
+            [namespace, namespace],
+        )
+        memories, chunks = next(iter(rows))
+        return int(memories), int(chunks)
 
     async def bm25_memories(
         self,
@@ -243,6 +257,11 @@ class MemoryWrites(MemoryReads):
         await self.db.execute(
             "UPDATE memories SET forgotten_at = ?, forget_reason = ?, updated_at = ? WHERE id = ?",
             [at, reason, now, memory_id],
+        )
+
+    async def set_expiry(self, memory_id: str, at: float | None, now: float) -> None:
+        await self.db.execute(
+            "UPDATE memories SET expires_at = ?, updated_at = ? WHERE id = ?", [at, now, memory_id]
         )
 
     async def delete_memories(self, ids: Sequence[str]) -> None:

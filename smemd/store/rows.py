@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
+import aiosqlite
 import msgspec
 
 from smemd.store.records import Chunk, Document, Job, Memory, Record
@@ -39,3 +41,16 @@ def to_records(record: type[R], rows: list[Any]) -> list[R]:
 
 def metadata_json(metadata: dict[str, Any]) -> str:
     return _json_encode(metadata).decode()
+
+
+async def page(
+    db: aiosqlite.Connection, record: type[R], source: str, params: Sequence[Any], *,
+    order: str, limit: int, offset: int,
+) -> tuple[list[R], int]:  # fmt: skip
+    """One page of `record`s `FROM … WHERE …` (`source`), and how many there are in all."""
+    rows = await db.execute_fetchall(
+        f"SELECT {columns(record)} {source} ORDER BY {order} LIMIT ? OFFSET ?",
+        [*params, limit, offset],
+    )
+    total = await db.execute_fetchall(f"SELECT count(*) {source}", list(params))
+    return to_records(record, list(rows)), int(next(iter(total))[0])

@@ -1,0 +1,93 @@
+"""Absolute dates a query names ("on 3 May, 2023", "in June 2023", "in 2022") as time windows.
+
+Recall favours what is dated inside them. Only absolute English dates are read: a relative one
+("last week") needs to know when the question is asked, which recall does not.
+"""
+
+from __future__ import annotations
+
+import re
+from calendar import monthrange
+from datetime import UTC, datetime, timedelta
+
+import msgspec
+
+# A date named in a question is often a few days off the date of the document that tells it:
+# "what did she do on 8 May" is answered by a message of 9 May about "yesterday".
+SLACK = timedelta(days=3)
+
+_MONTHS = (
+    "january february march april may june july august september october november december"
+).split()
+_NUMBER = {name: i for i, name in enumerate(_MONTHS, start=1)}
+_NUMBER.update({name[:3]: i for name, i in list(_NUMBER.items())} | {"sept": 9})
+_ANY_MONTH = r"(?P<month>" + "|".join(sorted(_NUMBER, key=len, reverse=True)) + r")\.?"
+_FULL_MONTH = r"(?P<month>" + "|".join(_MONTHS) + r")"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>(?:19|20|21)\d\d)"
+
+# Most precise first; each match is blanked out so "May 2023" inside "3 May 2023" is not read
+# again. Abbreviated months only next to a day or a year, where "mar" and "may" are dates.
+_PATTERNS = [
+    ("day", re.compile(r"\b(?P<year>\d{4})-(?P<month>\d\d)-(?P<day>\d\d)\b")),
+    ("day", re.compile(rf"\b{_DAY}\s+(?:of\s+)?{_ANY_MONTH},?\s+{_YEAR}\b", re.IGNORECASE)),
+    ("day", re.compile(rf"\b{_ANY_MONTH}\s+{_DAY},?\s+{_YEAR}\b", re.IGNORECASE)),
+    ("month", re.compile(rf"\b{_ANY_MONTH},?\s+(?:of\s+)?{_YEAR}\b", re.IGNORECASE)),
+    ("year", re.compile(rf"\b(?:in|during|of|throughout)\s+{_YEAR}\b", re.IGNORECASE)),
+    ("any_year", re.compile(rf"\b(?:in|during|of|throughout)\s+{_FULL_MONTH}\b", re.IGNORECASE)),
+]
+
+
+class Timeframe(msgspec.Struct, frozen=True):
+    """Windows [start, end) in Unix seconds, slack included, and months of any year ("in June")."""
+
+    spans: tuple[tuple[float, float], ...] = ()
+    months: frozenset[int] = frozenset()
+
+    def __bool__(self) -> bool:
+        return bool(self.spans or self.months)
+
+    def contains(self, t: float) -> bool:
+        if any(start <= t < end for start, end in self.spans):
+            return True
+        if self.months:
+            day = datetime.fromtimestamp(t, UTC)
+            return any(
+                (day + shift).month in self.months for shift in (-SLACK, timedelta(0), SLACK)
+            )
+        return False
+
+
+def timeframe(text: str) -> Timeframe:
+    """The dates `text` names, read as UTC days, months and years."""
+    spans: list[tuple[float, float]] = []
+    months: set[int] = set()
+    for precision, pattern in _PATTERNS:
+        for match in pattern.finditer(text):
+            parts = match.groupdict()
+            month = _month(parts.get("month"))
+            if precision == "any_year":
+                months.add(month)
+                continue
+            year = int(parts["year"])
+            try:
+                if precision == "day":
+                    start = datetime(year, month, int(parts["day"]), tzinfo=UTC)
+                    end = start + timedelta(days=1)
+                elif precision == "month":
+                    start = datetime(year, month, 1, tzinfo=UTC)
+                    end = start + timedelta(days=monthrange(year, month)[1])
+                else:
+                    start = datetime(year, 1, 1, tzinfo=UTC)
+                    end = datetime(year + 1, 1, 1, tzinfo=UTC)
+            except ValueError:
+                continue  # "31 February 2023", "2023-13-01"
+            spans.append(((start - SLACK).timestamp(), (end + SLACK).timestamp()))
+        text = pattern.sub(lambda m: " " * len(m.group(0)), text)
+    return Timeframe(tuple(spans), frozenset(months))
+
+
+def _month(name: str | None) -> int:
+    if name is None:
+        return 0
+    return int(name) if name.isdigit() else _NUMBER[name.lower()]
