@@ -87,6 +87,16 @@ async def running(start_daemon: StartDaemon) -> Running:
     return await start_daemon()
 
 
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[DaemonProcess]:
+    """One real daemon process shared by a module's tests (it loads a model: starting is slow)."""
+    state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
+    process = DaemonProcess(state_dir).start()
+    yield process
+    process.kill()
+    shutil.rmtree(state_dir, ignore_errors=True)
+
+
 @pytest.fixture
 def daemon_process(short_dir: Path) -> Iterator[DaemonProcess]:
     process = DaemonProcess(short_dir)

@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,15 +12,6 @@ import pytest
 from smemctl.cli import main, parse_prometheus
 from smemd import __version__
 from tests.daemon_process import DaemonProcess, clean_env
-
-
-@pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
-    state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
-    process = DaemonProcess(state_dir).start()
-    yield process
-    process.kill()
-    shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def smemctl(

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-import shutil
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -18,15 +15,6 @@ from smemctl.cli import main
 from smemctl.client import Client
 from smemd.protocol.memory import DocumentOut
 from tests.daemon_process import DaemonProcess
-
-
-@pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
-    state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
-    process = DaemonProcess(state_dir).start()
-    yield process
-    process.kill()
-    shutil.rmtree(state_dir, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

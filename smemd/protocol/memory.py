@@ -34,17 +34,6 @@ class Sparse(Reply, omit_defaults=True):
 # --- requests ---------------------------------------------------------------------------------
 
 
-class AddDocument(Request):
-    content: Content
-    id: CallerId | None = None
-    supporting_context: SupportingContext | None = None
-    metadata: Metadata | None = None
-    group: Metadata | None = None
-    date: str | None = None
-    task_type: Literal["memory", "superrag"] | None = None
-    dreaming: Literal["dynamic", "instant"] | None = None
-
-
 class BatchDocument(Request):
     content: Content
     id: CallerId | None = None
@@ -52,6 +41,11 @@ class BatchDocument(Request):
     metadata: Metadata | None = None
     group: Metadata | None = None
     date: str | None = None
+
+
+class AddDocument(BatchDocument):
+    task_type: Literal["memory", "superrag"] | None = None
+    dreaming: Literal["dynamic", "instant"] | None = None
 
 
 class BatchAdd(Request):
