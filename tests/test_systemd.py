@@ -60,6 +60,6 @@ def test_sysusers_and_tmpfiles_build_the_layout(tmp_path: Path) -> None:
     subprocess.run(
         [tmpfiles, f"--root={tmp_path}", "--create"], check=True, capture_output=True, timeout=60
     )
-    for path, mode in (("run/smem", 0o1770), ("etc/smem", 0o750), ("var/lib/smem", 0o750)):
+    for path, mode in (("run/smem", 0o2770), ("etc/smem", 0o750), ("var/lib/smem", 0o750)):
         info = (tmp_path / path).stat()
         assert (stat.S_IMODE(info.st_mode), info.st_gid) == (mode, gid), path
