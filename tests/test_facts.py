@@ -118,6 +118,31 @@ def test_a_leading_greeting_is_trimmed_from_a_sentence_that_says_something() -> 
     ]
 
 
+@pytest.mark.parametrize(
+    "talk",
+    [
+        "Yep, Joanna.",
+        "Thanks, Nate!",
+        "Wow, that's cool, Caroline!",
+        "Jon, that is so cool!",
+        "See ya Nate!",
+        "Bye Joanna!",
+        "Congrats Joanna!",
+    ],
+)
+def test_a_name_spoken_to_is_not_content(talk: str) -> None:
+    assert candidate_facts(talk) == []
+
+
+def test_names_in_what_is_said_still_are() -> None:
+    text = "I love Seattle! Mel, I moved to Portland. I met Alex, Sam."
+    assert candidate_facts(text) == [
+        "I love Seattle!",
+        "Mel, I moved to Portland.",
+        "I met Alex, Sam.",
+    ]
+
+
 def test_whitespace_collapses_and_duplicates_go_case_insensitively_in_order() -> None:
     text = "Alex   likes\ttea.\n\n- alex likes tea\nBob likes coffee. ALEX LIKES TEA!"
     assert candidate_facts(text) == ["Alex likes tea.", "Bob likes coffee."]

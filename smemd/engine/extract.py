@@ -11,7 +11,8 @@ from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
 from smemd.store.records import Candidate, Document, Job
 
-# A chat turn written as "Speaker: text". Facts cut from its later sentences keep the speaker, so
+# A chat turn written as "Speaker: text". Facts are cut from the text alone (a name before the
+# colon would make "Caroline: Hey Mel!" look like content) and each keeps the speaker, so
 # "I went to the group" still says who went.
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 
@@ -24,9 +25,11 @@ async def extract_candidates(
     candidates: list[Candidate] = []
     for chunk in chunks:
         speaker = _SPEAKER.match(chunk.text)
-        for fact in facts.candidate_facts(chunk.text):
-            if speaker and not fact.startswith(speaker.group(0)):
-                fact = speaker.group(0) + fact
+        prefix, text = (
+            (speaker.group(0), chunk.text[speaker.end() :]) if speaker else ("", chunk.text)
+        )
+        for fact in facts.candidate_facts(text):
+            fact = prefix + fact
             kind = facts.classify(fact)
             candidates.append(
                 Candidate(

@@ -49,8 +49,13 @@ _CHATTER_WORDS = """
 """
 _CHATTER = frozenset(_CHATTER_WORDS.split())
 _GREETING = re.compile(
-    r"^(?:hi|hey|hello|hiya|yo|thanks|thank you|good (?:morning|night|evening))\b"
+    r"^(?:hi|hey|hello|hiya|yo|thanks|thank you|good (?:morning|night|evening)|bye|goodbye|"
+    r"see (?:ya|you)|take care|congrats|congratulations)\b"
 )
+# A name addressed at the start or end of a sentence ("Yep, Joanna.", "Jon, that's cool!") says
+# nothing of its own: it is left out when judging whether the sentence does.
+_ADDRESS_END = re.compile(r",\s+[A-Z][\w'-]*(?=[\s.!…]*$)")
+_ADDRESS_START = re.compile(r"^([A-Z][\w'-]*),\s+")
 
 # Present-tense liking, wanting or disliking; past forms ("loved") fall through to episodes.
 _PREFERENCE = re.compile(
@@ -157,7 +162,9 @@ def _is_content(sentence: str) -> bool:
     """False for questions, small talk and noise; True when a sentence may state something."""
     if sentence.rstrip(_CLOSERS).endswith("?"):
         return False
-    words = [w.replace(_RSQUO, "'").strip(".'").lower() for w in _WORD.findall(sentence)]
+    words = [
+        w.replace(_RSQUO, "'").strip(".'").lower() for w in _WORD.findall(_unaddressed(sentence))
+    ]
     words = [w for w in words if w]
     if not any(ch.isalpha() for w in words for ch in w):
         return False  # rules, emoji, bare numbers
@@ -165,3 +172,12 @@ def _is_content(sentence: str) -> bool:
         return False  # "ok", "thanks!", "haha", "sounds good", "wow, that's great"
     # Under four words, a greeting's only content is whom it greets: "Hey Mel!", "Thanks Caroline!"
     return not (len(words) < 4 and _GREETING.match(" ".join(words)))
+
+
+def _unaddressed(sentence: str) -> str:
+    """The sentence without a name it is addressed to ("Yep, Joanna." -> "Yep.")."""
+    sentence = _ADDRESS_END.sub("", sentence)
+    start = _ADDRESS_START.match(sentence)
+    if start and start.group(1).lower() not in _CHATTER:  # "Jon, ..." but not "Wow, ..."
+        sentence = sentence[start.end() :]
+    return sentence

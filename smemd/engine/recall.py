@@ -1,12 +1,21 @@
-"""Hybrid recall: vectors and BM25 over memories and chunks, fused, decayed, cut and hydrated.
+"""Hybrid recall: vectors and BM25 over memories and chunks, fused per passage, cut and hydrated.
 
 Filters and time travel restrict the candidates *before* ranking: they become SQL conditions for
 BM25 and an explicit candidate set for the vector scan. Without them the vector scan uses the
 index's live mask (latest, not forgotten), which is the fast path.
+
+Ranking fuses scores, not ranks, per passage: a chunk together with the memories extracted from
+it. A memory and its chunk say the same thing, so they share one score and the passage one place
+in the list; further results from a passage follow at a discount instead of crowding out other
+passages. A passage scores a weighted sum of its best memory's cosine, its chunk's cosine and the
+two BM25 scores (each list scaled to 0..1), plus a bonus when the query names a date the passage
+is dated in. Reciprocal rank fusion would throw away how far apart two candidates are, which is
+most of what a small embedder knows.
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Sequence
 from typing import Any, Literal, Protocol
@@ -17,12 +26,16 @@ import numpy as np
 from smemd.engine.filters import Filter
 from smemd.engine.indexes import Indexes, NamespaceIndexes
 from smemd.engine.lexical import match_expression
+from smemd.engine.timeframe import Timeframe, timeframe
 from smemd.fleet.builtin import Embedder
-from smemd.store.api import Reader, Store
+from smemd.store.api import Store
 from smemd.store.records import Chunk, Document, Memory
 
 Mode = Literal["hybrid", "memories", "chunks"]
 DAY = 86400.0
+Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
+# What the store yields for one kind: a restricted query's candidate set, and the BM25 hits.
+Candidates = tuple[set[int] | None, list[tuple[int, float]]]
 
 
 class Query(msgspec.Struct, kw_only=True):
@@ -45,18 +58,72 @@ class Hit(msgspec.Struct, kw_only=True):
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
-    """Weighted reciprocal rank fusion: score = sum(weight / (k + rank)) over the lists."""
+    """What a passage's score is made of, and how deep each candidate list goes."""
 
-    k: float = 60.0
-    memory_vector: float = 1.0
-    memory_lexical: float = 1.0
-    chunk_vector: float = 1.0
-    chunk_lexical: float = 1.0
-    depth: int = 40  # how deep each list goes
+    memory_vector: float = 0.6  # the cosine of its best memory
+    chunk_vector: float = 0.15
+    memory_lexical: float = 0.05  # BM25, scaled to 0..1 over its list
+    chunk_lexical: float = 0.15
+    date: float = 0.15  # the query names a date and the passage is dated in it
+    repeat: float = 0.5  # each further result from one passage scores this times the one before
+    depth: int = 40
+
+    def weights(self, mode: Mode) -> tuple[float, float, float, float]:
+        """(memory vector, chunk vector, memory lexical, chunk lexical) for a search mode.
+
+        A mode that searches one kind gives it the other kind's weights, so the balance of
+        vector and lexical evidence stays the same.
+        """
+        if mode == "memories":
+            return (
+                self.memory_vector + self.chunk_vector,
+                0.0,
+                self.memory_lexical + self.chunk_lexical,
+                0.0,
+            )
+        if mode == "chunks":
+            return (
+                0.0,
+                self.memory_vector + self.chunk_vector,
+                0.0,
+                self.memory_lexical + self.chunk_lexical,
+            )
+        return self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical
 
 
 class Reranker(Protocol):
     async def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
+
+
+class Found(msgspec.Struct, kw_only=True):
+    """The candidate lists of one search, best first, and every candidate's cosine."""
+
+    memory_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    memory_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    chunk_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    chunk_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    cosines: dict[Key, float] = msgspec.field(default_factory=dict)
+
+    def seqs(self, kind: str) -> list[int]:
+        vector, lexical = (
+            (self.memory_vector, self.memory_lexical)
+            if kind == "m"
+            else (self.chunk_vector, self.chunk_lexical)
+        )
+        return list(dict.fromkeys(seq for seq, _ in vector + lexical))
+
+    def similarity(self, kind: str, seq: int) -> float:
+        return max(0.0, min(1.0, self.cosines.get((kind, seq), 0.0)))
+
+
+class Passage:
+    """A chunk and the memories extracted from it (or a memory with no chunk): one ranking unit."""
+
+    __slots__ = ("chunk", "memories")
+
+    def __init__(self) -> None:
+        self.chunk: Chunk | None = None
+        self.memories: list[Memory] = []
 
 
 class Recall:
@@ -74,112 +141,218 @@ class Recall:
         vector = (await self.embedder.embed([query.text], kind="query"))[0]
         indexes = await self.indexes.get(namespace)
         now = time.time()
-        depth = self.fusion.depth
         match = match_expression(query.text)
-        lists: dict[str, list[int]] = {}
-        cosines: dict[tuple[str, int], float] = {}
+        when = timeframe(query.text)
+        found = await self._candidates(namespace, query, vector, indexes, match, now)
         async with self.store.read() as reader:
-            if query.mode != "chunks":
-                where, params = memory_conditions(query, now)
-                restricted = query.filter or query.as_of is not None or query.include_forgotten
-                among = (
-                    set(await reader.memory_seqs(namespace, where, params)) if restricted else None
-                )
-                lexical = (
-                    await reader.bm25_memories(namespace, match, depth, where, params)
-                    if match
-                    else []
-                )
-                self._collect(
-                    "memory", indexes.memories.search(vector, depth, among), lexical, lists, cosines
-                )
-            if query.mode != "memories":
-                where, params = chunk_conditions(query)
-                restricted = query.filter or query.as_of is not None
-                among = (
-                    set(await reader.chunk_seqs(namespace, where, params)) if restricted else None
-                )
-                lexical = (
-                    await reader.bm25_chunks(namespace, match, depth, where, params)
-                    if match
-                    else []
-                )
-                self._collect(
-                    "chunk", indexes.chunks.search(vector, depth, among), lexical, lists, cosines
-                )
-            ranked = self._fuse(lists)
-            self._fill_cosines(ranked, cosines, vector, indexes)
-            hits = await self._hydrate(reader, ranked, cosines, query, now)
+            self._fill_cosines(found, vector, indexes)
+            memories = await reader.memories_by_seq(found.seqs("m"))
+            chunks = await reader.chunks_by_seq(found.seqs("c"))
+            # Chunks come with their document; memories need theirs only for a date.
+            document_ids = {c.document_id for c in chunks.values()}
+            if when:
+                document_ids |= {m.document_id for m in memories.values() if m.document_id}
+            documents = await reader.documents_by_id(list(document_ids))
+        hits = self._rank(found, memories, chunks, documents, query, when, now)
         return hits[: query.limit]
 
-    @staticmethod
-    def _collect(
-        kind: str, vector_hits: list[tuple[int, float]], lexical_hits: list[tuple[int, float]],
-        lists: dict[str, list[int]], cosines: dict[tuple[str, int], float],
-    ) -> None:  # fmt: skip
-        lists[f"{kind}_vector"] = [seq for seq, _ in vector_hits]
-        lists[f"{kind}_lexical"] = [seq for seq, _ in lexical_hits]
-        cosines.update(((kind[0], seq), cos) for seq, cos in vector_hits)
+    async def _candidates(
+        self, namespace: str, query: Query, vector: np.ndarray, indexes: NamespaceIndexes,
+        match: str, now: float,
+    ) -> Found:  # fmt: skip
+        """The four candidate lists. BM25 runs on the store's reader threads while the vector
+        scans run here, so the two overlap instead of adding up; a restricted scan (filter,
+        time travel, forgotten) first needs its candidate set from the store."""
+        depth = self.fusion.depth
+        narrows_memories = (
+            query.filter is not None or query.as_of is not None or query.include_forgotten
+        )
+        narrows_chunks = query.filter is not None or query.as_of is not None
+        memory_sql = chunk_sql = None
+        if query.mode != "chunks":
+            memory_sql = asyncio.create_task(
+                self._memory_sql(namespace, query, match, now, narrows_memories)
+            )
+        if query.mode != "memories":
+            chunk_sql = asyncio.create_task(
+                self._chunk_sql(namespace, query, match, narrows_chunks)
+            )
+        await asyncio.sleep(
+            0
+        )  # let both queries reach their threads before the scans hold the loop
+        found = Found()
+        if memory_sql is not None and not narrows_memories:
+            found.memory_vector = indexes.memories.search(vector, depth)
+        if chunk_sql is not None and not narrows_chunks:
+            found.chunk_vector = indexes.chunks.search(vector, depth)
+        if memory_sql is not None:
+            among, found.memory_lexical = await memory_sql
+            if narrows_memories:
+                found.memory_vector = indexes.memories.search(vector, depth, among)
+        if chunk_sql is not None:
+            among, found.chunk_lexical = await chunk_sql
+            if narrows_chunks:
+                found.chunk_vector = indexes.chunks.search(vector, depth, among)
+        return found
 
-    def _fuse(self, lists: dict[str, list[int]]) -> dict[tuple[str, int], float]:
-        scores: dict[tuple[str, int], float] = {}
-        for name, seqs in lists.items():
-            weight: float = getattr(self.fusion, name)
-            kind = "m" if name.startswith("memory") else "c"
-            for rank, seq in enumerate(seqs, start=1):
-                key = (kind, seq)
-                scores[key] = scores.get(key, 0.0) + weight / (self.fusion.k + rank)
-        return scores
+    async def _memory_sql(
+        self, namespace: str, query: Query, match: str, now: float, narrows: bool
+    ) -> Candidates:
+        where: str | None = None  # None: BM25's live path, without the join
+        params: list[Any] = []
+        among: set[int] | None = None
+        async with self.store.read() as reader:
+            if narrows:
+                where, params = memory_conditions(query, now)
+                among = set(await reader.memory_seqs(namespace, where, params))
+            if not match:
+                return among, []
+            return among, await reader.bm25_memories(
+                namespace, match, self.fusion.depth, where, params
+            )
+
+    async def _chunk_sql(
+        self, namespace: str, query: Query, match: str, narrows: bool
+    ) -> Candidates:
+        where, params = "1", list[Any]()  # "1": BM25 without the join to documents
+        among: set[int] | None = None
+        async with self.store.read() as reader:
+            if narrows:
+                where, params = chunk_conditions(query)
+                among = set(await reader.chunk_seqs(namespace, where, params))
+            if not match:
+                return among, []
+            return among, await reader.bm25_chunks(
+                namespace, match, self.fusion.depth, where, params
+            )
 
     @staticmethod
-    def _fill_cosines(
-        ranked: dict[tuple[str, int], float], cosines: dict[tuple[str, int], float],
-        vector: np.ndarray, indexes: NamespaceIndexes,
-    ) -> None:  # fmt: skip
-        """Items found only by BM25 still get a true cosine, for the threshold and the reply."""
+    def _fill_cosines(found: Found, vector: np.ndarray, indexes: NamespaceIndexes) -> None:
+        """Candidates found by their vectors have a cosine; those found only by BM25 get one."""
+        found.cosines.update((("m", seq), cos) for seq, cos in found.memory_vector)
+        found.cosines.update((("c", seq), cos) for seq, cos in found.chunk_vector)
         for kind, index in (("m", indexes.memories), ("c", indexes.chunks)):
-            missing = [seq for k, seq in ranked if k == kind and (k, seq) not in cosines]
+            missing = [seq for seq in found.seqs(kind) if (kind, seq) not in found.cosines]
             for seq, cos in zip(missing, index.cosines(vector, missing), strict=True):
-                cosines[kind, seq] = cos
+                found.cosines[kind, seq] = cos
 
-    async def _hydrate(
-        self, reader: Reader, ranked: dict[tuple[str, int], float],
-        cosines: dict[tuple[str, int], float], query: Query, now: float,
+    def _rank(
+        self, found: Found, memories: dict[int, Memory], chunks: dict[int, Chunk],
+        documents: dict[str, Document], query: Query, when: Timeframe, now: float,
     ) -> list[Hit]:  # fmt: skip
-        memories = await reader.memories_by_seq([seq for kind, seq in ranked if kind == "m"])
-        chunks = await reader.chunks_by_seq([seq for kind, seq in ranked if kind == "c"])
-        documents = await reader.documents_by_id(list({c.document_id for c in chunks.values()}))
+        at = query.as_of or now
+        passages: dict[tuple[str, str], Passage] = {}
+        for memory in memories.values():
+            expired = memory.expires_at is not None and memory.expires_at <= at
+            if expired and not query.include_forgotten:
+                continue  # the live mask does not know about expiry
+            key = ("c", memory.chunk_id) if memory.chunk_id else ("m", memory.id)
+            passages.setdefault(key, Passage()).memories.append(memory)
+        for chunk in chunks.values():
+            passages.setdefault(("c", chunk.id), Passage()).chunk = chunk
+        score = Scorer(self.fusion, found, query.mode)
         hits: list[Hit] = []
-        for (kind, seq), score in ranked.items():
-            similarity = max(0.0, min(1.0, cosines.get((kind, seq), 0.0)))
-            if similarity < query.threshold:
-                continue
-            if kind == "m" and seq in memories:
-                memory = memories[seq]
-                expired = memory.expires_at is not None and memory.expires_at <= (
-                    query.as_of or now
-                )
-                if expired and not query.include_forgotten:
-                    continue  # the live mask does not know about expiry
-                if query.half_life_days > 0:
-                    age_days = (
-                        max(0.0, (query.as_of or now) - (memory.event_at or memory.created_at))
-                        / DAY
-                    )
-                    score *= 0.5 ** (age_days / query.half_life_days)
-                hits.append(Hit(score=score, similarity=similarity, memory=memory))
-            elif kind == "c" and seq in chunks:
-                chunk = chunks[seq]
-                hits.append(
-                    Hit(
-                        score=score,
-                        similarity=similarity,
-                        chunk=chunk,
-                        document=documents.get(chunk.document_id),
-                    )
-                )
+        for passage in passages.values():
+            base = score(passage)
+            if when and when.contains(passage_date(passage, documents)):
+                base += self.fusion.date
+            for i, item in enumerate(score.members(passage, query.threshold)):
+                value = base * self.fusion.repeat**i
+                if isinstance(item, Chunk):
+                    hit = Hit(
+                        score=value, similarity=found.similarity("c", item.seq), chunk=item,
+                        document=documents.get(item.document_id),
+                    )  # fmt: skip
+                else:
+                    if query.half_life_days > 0:
+                        age_days = max(0.0, at - (item.event_at or item.created_at)) / DAY
+                        value *= 0.5 ** (age_days / query.half_life_days)
+                    hit = Hit(score=value, similarity=found.similarity("m", item.seq), memory=item)
+                hits.append(hit)
         hits.sort(key=lambda h: -h.score)
         return hits
+
+
+class Scorer:
+    """Scores passages from one search's candidate lists."""
+
+    def __init__(self, fusion: Fusion, found: Found, mode: Mode) -> None:
+        self.weights = fusion.weights(mode)
+        self.found = found
+        self.memory_lexical = scaled(found.memory_lexical, fusion.depth)
+        self.chunk_lexical = scaled(found.chunk_lexical, fusion.depth)
+        # What a candidate missing from a vector list scored there: at most the list's last.
+        self.memory_floor = found.memory_vector[-1][1] if found.memory_vector else 1.0
+        self.chunk_floor = found.chunk_vector[-1][1] if found.chunk_vector else 1.0
+
+    def __call__(self, passage: Passage) -> float:
+        memory_vector, chunk_vector, memory_lexical, chunk_lexical = self.weights
+        similarity = self.found.similarity
+        best = max((similarity("m", m.seq) for m in passage.memories), default=None)
+        chunk = passage.chunk
+        own = similarity("c", chunk.seq) if chunk is not None else None
+        # A signal the passage lacks is estimated from the one it has, capped by the floor of
+        # the list it was missing from: a chunk whose memories were not found, a memory whose
+        # chunk was not.
+        if best is None:
+            best = min(own or 0.0, self.memory_floor)
+        if own is None:
+            own = min(best, self.chunk_floor)
+        lexical = max((self.memory_lexical.get(m.seq, 0.0) for m in passage.memories), default=0.0)
+        return (
+            memory_vector * best
+            + chunk_vector * own
+            + memory_lexical * lexical
+            + chunk_lexical * (self.chunk_lexical.get(chunk.seq, 0.0) if chunk else 0.0)
+        )
+
+    def members(self, passage: Passage, threshold: float) -> list[Memory | Chunk]:
+        """What a passage shows, in order: its best memory, its chunk, then its other memories."""
+        memory_vector, _, memory_lexical, _ = self.weights
+
+        def own(memory: Memory) -> float:
+            return memory_vector * self.found.similarity(
+                "m", memory.seq
+            ) + memory_lexical * self.memory_lexical.get(memory.seq, 0.0)
+
+        ordered: list[Memory | Chunk] = [*sorted(passage.memories, key=own, reverse=True)]
+        if passage.chunk is not None:
+            ordered.insert(1, passage.chunk)
+        return [
+            item
+            for item in ordered
+            if self.found.similarity("c" if isinstance(item, Chunk) else "m", item.seq) >= threshold
+        ]
+
+
+def scaled(hits: list[tuple[int, float]], depth: int) -> dict[int, float]:
+    """BM25 scores to 0..1 over their list: the top is 1, the floor 0.
+
+    The floor is the last score when the list was cut at `depth` (what was cut scored below
+    it), else 0: the list holds every match.
+    """
+    if not hits:
+        return {}
+    top = hits[0][1]
+    floor = hits[-1][1] if len(hits) >= depth else 0.0
+    span = top - floor
+    return {seq: (score - floor) / span if span > 0 else 1.0 for seq, score in hits}
+
+
+def passage_date(passage: Passage, documents: dict[str, Document]) -> float:
+    """When a passage was said: its document's date, else when the document or memory arrived."""
+    if passage.chunk is not None:
+        document = documents.get(passage.chunk.document_id)
+        if document is not None:
+            return document.content_date or document.created_at
+        return passage.chunk.created_at
+    memory = passage.memories[0]
+    document = documents.get(memory.document_id) if memory.document_id else None
+    if memory.event_at is not None:
+        return memory.event_at
+    if document is not None:
+        return document.content_date or document.created_at
+    return memory.created_at
 
 
 def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:

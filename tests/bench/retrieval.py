@@ -1,0 +1,244 @@
+"""Retrieval quality on LoCoMo: LLM-free evidence recall through the real daemon's search route.
+
+Follows ../shared/bench/README.md. Each conversation becomes one namespace; every turn is a
+document ("<speaker>: <text>" plus " [image: <caption>]") dated by its session, with its dia_id in
+metadata. Each question with evidence (category 5 left out) is one hybrid search (limit 20,
+threshold 0). A result maps to the dia_id in its metadata; the top k are the first k results, and
+a turn counts at its first occurrence (that rank is the one MRR uses, 0 when not in the 20).
+
+Prints one line: any@5/10/20, all@10, MRR, any@10 per category, queries per second of the search
+phase (one keep-alive connection, one query at a time), the mean context tokens of the top 10
+results (approximated as characters / 4, no tokenizer) and the ingest wall time (first batch to
+the last job done). `--state-dir` keeps the daemon's state so a later run can skip the ingest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from smemctl.client import UnixConnection
+from tests.daemon_process import DaemonProcess
+
+REPO = Path(__file__).resolve().parents[2]
+DEFAULT_PATH = REPO / ".." / "shared" / "bench" / "locomo-dev.json"
+BATCH = 600
+LIMIT = 20
+KS = (5, 10, 20)
+CATEGORIES = (1, 2, 3, 4)  # 5 (adversarial) has no evidence to recall
+_SESSION = re.compile(r"session_(\d+)")
+_EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
+
+
+@dataclass
+class Question:
+    text: str
+    category: int
+    evidence: frozenset[str]
+
+
+@dataclass
+class Conversation:
+    name: str
+    documents: list[dict[str, Any]]
+    questions: list[Question]
+
+
+@dataclass
+class Scores:
+    n: int = 0
+    hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
+    all10: int = 0
+    reciprocal: float = 0.0
+    by_category: dict[int, list[int]] = field(default_factory=dict)  # category -> [hits@10, n]
+    context_tokens: float = 0.0
+
+    def add(self, question: Question, ranked: list[str | None], texts: list[str]) -> int:
+        """Score one question's ranked dia_ids (one per result); return the rank found, or 0."""
+        first = _first_ranks(ranked)
+        found = [first[d] for d in question.evidence if d in first]
+        best = min(found, default=0)
+        self.n += 1
+        for k in KS:
+            self.hits[k] += any(rank <= k for rank in found)
+        self.all10 += len(found) == len(question.evidence) and max(found) <= 10
+        self.reciprocal += 1 / best if best else 0.0
+        category = self.by_category.setdefault(question.category, [0, 0])
+        category[0] += 0 < best <= 10
+        category[1] += 1
+        self.context_tokens += sum(len(t) for t in texts[:10]) / 4
+        return best
+
+    def line(self, name: str, qps: float, ingest_s: float) -> str:
+        n = max(self.n, 1)
+        parts = [f"retrieval {name} n={self.n}"]
+        parts += [f"any@{k}={self.hits[k] / n:.3f}" for k in KS]
+        parts += [f"all@10={self.all10 / n:.3f}", f"mrr={self.reciprocal / n:.3f}"]
+        for c in CATEGORIES:
+            hits, count = self.by_category.get(c, [0, 0])
+            parts.append(f"cat{c}={hits / count:.3f}" if count else f"cat{c}=-")
+        parts += [f"qps={qps:.1f}", f"ctx10_tokens={self.context_tokens / n:.0f}"]
+        parts.append(f"ingest_s={ingest_s:.1f}")
+        return " ".join(parts)
+
+
+def _first_ranks(ranked: list[str | None]) -> dict[str, int]:
+    first: dict[str, int] = {}
+    for rank, dia_id in enumerate(ranked, start=1):
+        if dia_id is not None:
+            first.setdefault(dia_id, rank)
+    return first
+
+
+def session_date(text: str) -> str:
+    """ "1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00" (the daemon reads no offset as UTC)."""
+    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").isoformat()
+
+
+def evidence_ids(raw: list[str], turns: set[str]) -> frozenset[str]:
+    """Split joined ids, repair "D:11:26" and "D30:05", drop ids that name no turn."""
+    ids = {f"D{int(s)}:{int(t)}" for item in raw for s, t in _EVIDENCE.findall(item)}
+    return frozenset(ids & turns)
+
+
+def load(path: Path) -> list[Conversation]:
+    conversations = []
+    for sample in json.loads(path.read_text()):
+        talk = sample["conversation"]
+        documents: list[dict[str, Any]] = []
+        sessions = sorted(int(m.group(1)) for k in talk if (m := _SESSION.fullmatch(k)))
+        for session in sessions:
+            date = session_date(talk[f"session_{session}_date_time"])
+            for turn in talk[f"session_{session}"]:
+                content = f"{turn['speaker']}: {turn['text']}"
+                if turn.get("blip_caption"):
+                    content += f" [image: {turn['blip_caption']}]"
+                documents.append(
+                    {
+                        "content": content,
+                        "date": date,
+                        "metadata": {"dia_id": turn["dia_id"], "session": session},
+                    }
+                )
+        turns = {d["metadata"]["dia_id"] for d in documents}
+        questions = []
+        for qa in sample["qa"]:
+            evidence = evidence_ids(qa.get("evidence", []), turns)
+            if qa["category"] != 5 and evidence:
+                questions.append(Question(str(qa["question"]), qa["category"], evidence))
+        name = f"locomo-{sample['sample_id']}"
+        conversations.append(Conversation(name, documents, questions))
+    return conversations
+
+
+class Http:
+    """JSON over one keep-alive connection to the daemon's Unix socket."""
+
+    def __init__(self, socket: Path) -> None:
+        self.conn = UnixConnection(socket, timeout=600)
+
+    def call(self, method: str, path: str, body: Any = None) -> Any:
+        payload = json.dumps(body).encode() if body is not None else None
+        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        self.conn.request(method, path, body=payload, headers=headers)
+        response = self.conn.getresponse()
+        data = response.read()
+        if response.status != 200:
+            raise SystemExit(f"{method} {path} answered {response.status}: {data[:300]!r}")
+        return json.loads(data)
+
+
+def ingest(http: Http, conversations: list[Conversation]) -> float:
+    """Add every conversation not yet in the state; return seconds until no job is open."""
+    started = time.perf_counter()
+    for conv in conversations:
+        ns = quote(conv.name)
+        listed = http.call("POST", f"/ns/{ns}/list/documents?limit=1", {})
+        if listed["pagination"]["totalItems"] >= len(conv.documents):
+            continue  # a kept state dir already holds it
+        for i in range(0, len(conv.documents), BATCH):
+            added = http.call(
+                "POST", f"/ns/{ns}/document/batch", {"documents": conv.documents[i : i + BATCH]}
+            )
+            if added["failed"]:
+                raise SystemExit(f"{conv.name}: {added['failed']} documents refused")
+    while True:
+        counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
+        if not set(counts) - {"done", "failed"}:
+            break
+        time.sleep(0.2)
+    if counts.get("failed"):
+        raise SystemExit(f"{counts['failed']} ingest jobs failed")
+    return time.perf_counter() - started
+
+
+def search(
+    http: Http, conversations: list[Conversation], dump: list[dict[str, Any]] | None
+) -> tuple[Scores, float]:
+    scores = Scores()
+    elapsed = 0.0
+    for conv in conversations:
+        path = f"/ns/{quote(conv.name)}/search"
+        for question in conv.questions:
+            body = {"query": question.text, "limit": LIMIT, "threshold": 0}
+            started = time.perf_counter()
+            results = http.call("POST", path, body)["results"]
+            elapsed += time.perf_counter() - started
+            ranked = [r.get("metadata", {}).get("dia_id") for r in results]
+            texts = [r.get("memory") or r.get("chunk") or "" for r in results]
+            rank = scores.add(question, ranked, texts)
+            if dump is not None:
+                dump.append(
+                    {
+                        "ns": conv.name,
+                        "question": question.text,
+                        "category": question.category,
+                        "evidence": sorted(question.evidence),
+                        "rank": rank,
+                        "results": [[d, t] for d, t in zip(ranked, texts, strict=True)],
+                    }
+                )
+    return scores, scores.n / elapsed if elapsed else 0.0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    parser.add_argument(
+        "--state-dir", type=Path, help="keep the daemon's state here and reuse what it holds"
+    )
+    parser.add_argument("--dump", type=Path, help="write every question's ranked results as JSON")
+    args = parser.parse_args()
+    conversations = load(args.path)
+    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(state_dir).start(["--log-level", "warning"])
+    dump: list[dict[str, Any]] | None = [] if args.dump else None
+    try:
+        http = Http(daemon.socket)
+        status = http.call("GET", "/v1/status")
+        if status["warnings"]:
+            raise SystemExit(f"smemd: {'; '.join(status['warnings'])}")
+        ingest_s = ingest(http, conversations)
+        scores, qps = search(http, conversations, dump)
+    finally:
+        daemon.stop()
+        if args.state_dir is None:
+            shutil.rmtree(state_dir, ignore_errors=True)
+    if args.dump and dump is not None:
+        args.dump.write_text(json.dumps(dump, indent=1))
+    name = args.path.name.removesuffix(".json")
+    print(scores.line(name, qps, ingest_s))
+
+
+if __name__ == "__main__":
+    main()
