@@ -1,0 +1,50 @@
+"""Dates a query names, as the windows recall favours."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from smemd.engine.timeframe import timeframe
+
+
+def at(text: str) -> float:
+    return datetime.fromisoformat(text).replace(tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("query", "inside", "outside"),
+    [
+        ("What did she do on 8 May, 2023?", "2023-05-10", "2023-05-12"),
+        ("What happened on May 8th 2023", "2023-05-05", "2023-05-04"),
+        ("anything from 2023-05-08?", "2023-05-08T23:00", "2023-05-20"),
+        ("Where did they go in June 2023?", "2023-06-30", "2023-07-05"),
+        ("What changed in 2022?", "2022-12-31", "2023-01-05"),
+        ("Which trip was in June?", "2019-06-15", "2019-08-15"),
+    ],
+)
+def test_named_dates_become_windows_with_slack(query: str, inside: str, outside: str) -> None:
+    frame = timeframe(query)
+    assert frame
+    assert frame.contains(at(inside))
+    assert not frame.contains(at(outside))
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "What did she do last week?",
+        "May I ask what he likes?",
+        "on 31 February 2023",
+        "",
+        "Room 2023",
+    ],
+)
+def test_no_absolute_date_means_no_window(query: str) -> None:
+    assert not timeframe(query)
+
+
+def test_a_day_is_not_read_again_as_its_month() -> None:
+    frame = timeframe("on 3 May 2023")
+    assert len(frame.spans) == 1 and not frame.months
