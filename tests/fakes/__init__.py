@@ -1,0 +1,1 @@
+"""Fakes of what smemd talks to, as real servers on loopback addresses."""

