@@ -94,6 +94,10 @@ class MiniLM:
         options.intra_op_num_threads = threads or min(MAX_THREADS, len(os.sched_getaffinity(0)))
         options.inter_op_num_threads = 1
         options.log_severity_level = 3  # errors only: onnxruntime writes its log to stderr itself
+        # Without these the session keeps the buffers of its largest batch for good: one batch of
+        # long chunks took the process from 250 to 700 MB. Measured: no change in speed.
+        options.enable_cpu_mem_arena = False
+        options.enable_mem_pattern = False
         try:
             session = ort.InferenceSession(
                 model, sess_options=options, providers=["CPUExecutionProvider"]
