@@ -10,9 +10,8 @@ from typing import Any
 
 import msgspec
 
-from smemd import __version__, log, tomlwriter
+from smemd import __version__, limit_blas_threads, log, tomlwriter
 from smemd.config import DEFAULT_CONFIG_FILE, Config, ConfigError, load
-from smemd.daemon import Daemon
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
 SECRET_KEYS = ("token", "admin-token")
@@ -65,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(render_config(config))
         return EXIT_OK
     log.setup(config.daemon.log_level)
+    limit_blas_threads()
+    from smemd.daemon import Daemon  # numpy comes with it: after the thread limit
+
     try:
         return asyncio.run(Daemon(config).serve())
     except KeyboardInterrupt:  # before the signal handlers were installed

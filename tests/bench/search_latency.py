@@ -23,15 +23,19 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import msgspec
-import numpy as np
+from smemd import limit_blas_threads
 
-from smemctl.client import UnixConnection
-from smemd.config import EngineConfig
-from smemd.engine.core import Engine
-from smemd.engine.recall import Query
-from smemd.store.records import NewMemory
-from tests.daemon_process import DaemonProcess
+limit_blas_threads()  # as smemd itself runs, before numpy loads
+
+import msgspec  # noqa: E402
+import numpy as np  # noqa: E402
+
+from smemctl.client import UnixConnection  # noqa: E402
+from smemd.config import EngineConfig  # noqa: E402
+from smemd.engine.core import Engine  # noqa: E402
+from smemd.engine.recall import Query  # noqa: E402
+from smemd.store.records import NewMemory  # noqa: E402
+from tests.daemon_process import DaemonProcess  # noqa: E402
 
 NS = "bench"
 DIMENSION = 384
