@@ -23,7 +23,7 @@ from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
 from smemd.engine.core import EmbedderMismatch, Engine
-from smemd.fleet.builtin import load_embedder
+from smemd.fleet.fleet import Fleet, FleetError
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners
@@ -91,10 +91,18 @@ class Daemon:
             self._spawn(keep_watchdog(interval))
 
     async def _start_engine(self) -> None:
-        """The store opens and unfinished jobs resume before anyone can connect."""
+        """The fleet and the store open, and unfinished jobs resume, before anyone can connect."""
         notify("STATUS=loading models")
-        embedder = await asyncio.to_thread(load_embedder)
-        engine = Engine(self.config.state_dir, embedder, self.config.engine)
+        try:
+            fleet = await self._stack.enter_async_context(Fleet(self.config))
+        except FleetError as err:
+            raise StartupError(str(err)) from err
+        engine = Engine(
+            self.config.state_dir,
+            fleet.interactive,
+            self.config.engine,
+            background=fleet.background,
+        )
         try:
             await engine.start()
         except (OSError, sqlite3.Error) as err:
@@ -103,7 +111,13 @@ class Daemon:
             raise StartupError(str(err)) from err
         self._stack.push_async_callback(engine.stop)
         self.state.engine = engine
-        log.daemon.info("engine ready: embedder %s, store %s", embedder.name, engine.store.path)
+        self.state.fleet = fleet
+        log.daemon.info(
+            "engine ready: %s fleet, embedder %s, store %s",
+            fleet.kind,
+            fleet.interactive.name,
+            engine.store.path,
+        )
 
     async def run(self) -> None:
         await self.should_exit.wait()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from smemd.api import documents, files, memories, namespaces, recall
+from smemd.api import documents, files, lanes, memories, namespaces, recall
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.routes import add_routes
 from smemd.api.state import STATE, ApiState
@@ -17,6 +17,6 @@ def create_app(state: ApiState) -> web.Application:
     )
     app[STATE] = state
     add_routes(app)
-    for module in (documents, files, recall, memories, namespaces):
+    for module in (documents, files, recall, memories, namespaces, lanes):
         module.add_routes(app.router)
     return app

@@ -13,6 +13,7 @@ from smemd.api.activity import Activity
 from smemd.api.metrics import Metrics
 from smemd.config import Config
 from smemd.engine.core import Engine
+from smemd.fleet.fleet import Fleet
 from smemd.protocol import Listeners
 
 
@@ -29,6 +30,7 @@ class ApiState:
     in_flight: set[asyncio.Task[object]] = field(default_factory=set)
     admin_routes: set[web.AbstractRoute] = field(default_factory=set)
     engine: Engine | None = None  # set once the store is open
+    fleet: Fleet | None = None
 
     @property
     def max_body_bytes(self) -> int:

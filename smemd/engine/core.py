@@ -27,12 +27,20 @@ class EmbedderMismatch(Exception):
 
 
 class Engine:
-    def __init__(self, state_dir: Path, embedder: Embedder, config: EngineConfig) -> None:
+    def __init__(
+        self,
+        state_dir: Path,
+        embedder: Embedder,
+        config: EngineConfig,
+        *,
+        background: Embedder | None = None,
+    ) -> None:
+        """`embedder` serves searches; `background` (the same model on other nodes) serves ingest."""
         self.config = config
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
         self.indexes = Indexes(self.store, embedder.dimension)
-        self.worker = Worker(self.store, embedder, self.indexes)
+        self.worker = Worker(self.store, background or embedder, self.indexes)
         self.recall = Recall(self.store, embedder, self.indexes)
         self.documents = Documents(self.store, self.indexes, self.worker)
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)

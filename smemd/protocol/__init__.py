@@ -77,3 +77,31 @@ class Activity(Reply):
     requests: int
     per_minute: list[MinuteCount]
     routes: list[RouteActivity]
+
+
+class NodeStatus(Reply):
+    id: str
+    lanes: list[str]
+    roles: list[str]
+    healthy: bool
+    resting: bool  # its circuit is open after straight failures
+    paused: bool
+    lendable: bool
+    in_flight: dict[str, int]
+    last_error: str = ""
+
+
+class ActivePause(Reply):
+    nodes: list[str]
+    until: str
+    by: str = ""
+    reason: str = ""
+
+
+class Lanes(Reply):
+    fleet_kind: str
+    interactive: list[str]
+    background: list[str]
+    nodes: list[NodeStatus]
+    pause: ActivePause | None = None
+    pause_error: str | None = None

@@ -1,0 +1,133 @@
+"""The fleet the daemon runs on: one object whatever runs the models, with an embedder per lane.
+
+`builtin` embeds in-process on both lanes. `hosts` sends every call through the node pool to
+llama-servers at the configured addresses, searches on the interactive lane and ingest on the
+background lane, with the pause file lending nodes away. The engine sees only `Embedder`s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+
+import aiohttp
+import numpy as np
+
+from smemd.config import Config, NodeConfig
+from smemd.fleet.builtin import Embedder, Kind, Vectors, load_embedder
+from smemd.fleet.llama import LlamaClient, LlamaError
+from smemd.fleet.pause import PauseWatcher, lendability
+from smemd.fleet.pool import Lane, Node, Pool, Role
+
+log = logging.getLogger("smemd.fleet")
+
+ROLE_PORTS: tuple[Role, ...] = ("embed", "rerank", "llm")
+
+
+class FleetError(Exception):
+    """The fleet cannot start (a configuration it cannot serve, no embedder reachable)."""
+
+
+class LaneEmbedder:
+    """The `Embedder` interface over the pool, for one lane."""
+
+    is_fallback = False
+
+    def __init__(self, pool: Pool, lane: Lane, name: str, dimension: int) -> None:
+        self.pool = pool
+        self.lane: Lane = lane
+        self.name = name
+        self.dimension = dimension
+
+    async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
+        if isinstance(texts, str):
+            raise TypeError("embed() takes a sequence of texts, not one str")
+        batch = list(texts)
+        if not batch:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        return await self.pool.call(
+            "embed", self.lane, lambda client: client.embed(batch, kind=kind)
+        )
+
+
+class Fleet:
+    def __init__(self, config: Config) -> None:
+        self.config = config
+        self.kind = config.fleet.kind
+        self.pool: Pool | None = None
+        self.pauses: PauseWatcher | None = None
+        self.interactive: Embedder
+        self.background: Embedder
+        self._stack = contextlib.AsyncExitStack()
+
+    async def __aenter__(self) -> Fleet:
+        try:
+            if self.kind == "builtin":
+                self.interactive = self.background = await asyncio.to_thread(load_embedder)
+            elif self.kind == "hosts":
+                await self._open_hosts()
+            else:
+                raise FleetError(
+                    f"$.fleet.kind: {self.kind!r} is not served by this smemd yet; use builtin or hosts"
+                )
+        except BaseException:
+            await self._stack.aclose()
+            raise
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self._stack.aclose()
+
+    async def _open_hosts(self) -> None:
+        nodes_config = self.config.fleet.nodes
+        if not any(n.embed for n in nodes_config):
+            raise FleetError("$.fleet.nodes: no node has an embed port; the engine needs one")
+        session = await self._stack.enter_async_context(aiohttp.ClientSession())
+        self.pauses = await self._stack.enter_async_context(
+            PauseWatcher(Path(self.config.paths.pause_file), known=lendability(nodes_config))
+        )
+        pauses = self.pauses
+        self.pool = Pool([_node(n, session) for n in nodes_config], paused=pauses.paused)
+        name, dimension = await _learn_embedder(self.pool)
+        self.interactive = LaneEmbedder(self.pool, "interactive", name, dimension)
+        self.background = LaneEmbedder(self.pool, "background", name, dimension)
+        watcher = asyncio.create_task(self.pool.watch(), name="fleet-health")
+        self._stack.push_async_callback(_cancel, watcher)
+        log.info(
+            "fleet: %d nodes, embedder %s (%d dimensions)", len(self.pool.nodes), name, dimension
+        )
+
+
+def _node(config: NodeConfig, session: aiohttp.ClientSession) -> Node:
+    address = config.address or f"172.31.{int(config.id[4:]) + 1}.1"  # VCA's default layout
+    clients = {
+        role: LlamaClient(session, f"http://{address}:{port}", node=config.id)
+        for role in ROLE_PORTS
+        if (port := getattr(config, role)) is not None
+    }
+    return Node(config.id, clients, config.lanes, lendable=config.lendable)
+
+
+async def _learn_embedder(pool: Pool) -> tuple[str, int]:
+    """The model and width behind the embed role, from the first node that answers."""
+    for node in pool.nodes.values():
+        client = node.clients.get("embed")
+        if client is None:
+            continue
+        try:
+            props = await client.props(timeout=5.0)
+            vector = await client.embed(["which model are you"], timeout=10.0)
+        except LlamaError as err:
+            log.warning("node %s: cannot learn the embedder: %s", node.name, err)
+            continue
+        return props.model, int(vector.shape[1])
+    raise FleetError("no embedding node answered; the store needs to know the embedder first")
+
+
+async def _cancel(task: asyncio.Task[None]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
