@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import ingest, memory, stats
+from smemctl import fleet, ingest, memory, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
@@ -122,6 +122,14 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         memory.profile_arguments,
     ),
     "stats": (stats.stats, "documents, memories and jobs per namespace", stats.stats_arguments),
+    "lanes": (fleet.lanes, "which nodes serve each lane, and what is lent", None),
+    "nodes": (fleet.nodes, "the fleet's nodes: lanes, roles, state, calls in flight", None),
+    "pause": (
+        fleet.pause,
+        "lend nodes (--until or --for), optionally waiting until drained",
+        fleet.pause_arguments,
+    ),
+    "resume": (fleet.resume, "take lent nodes back (all without NODE)", fleet.resume_arguments),
     "jobs": (stats.jobs, "recent ingest jobs and the count in each phase", stats.jobs_arguments),
 }
 

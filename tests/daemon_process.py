@@ -20,8 +20,9 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 class DaemonProcess:
-    def __init__(self, state_dir: Path) -> None:
+    def __init__(self, state_dir: Path, config: Path | None = None) -> None:
         self.state_dir = state_dir
+        self.config = config  # None: no config file at all
         self.socket = state_dir / "smemd.sock"
         self.addr_file = state_dir / "smemd.addr"
         self.log_file = state_dir / "smemd.log"
@@ -29,7 +30,7 @@ class DaemonProcess:
 
     def args(self, extra: Sequence[str] = ()) -> list[str]:
         return [
-            sys.executable, "-m", "smemd", "--config", os.devnull,
+            sys.executable, "-m", "smemd", "--config", str(self.config or os.devnull),
             "--state-dir", str(self.state_dir), "--socket", str(self.socket),
             "--listen", "127.0.0.1:0", *extra,
         ]  # fmt: skip

@@ -142,3 +142,86 @@ async def test_a_failed_node_is_skipped_and_reported(
     _, lanes, _ = await call(running.unix, "GET", "http://smemd/v1/lanes")
     node1 = next(n for n in lanes["nodes"] if n["id"] == "node1")
     assert node1["lastError"]
+
+
+async def test_pause_and_resume_over_the_admin_routes(running: Running, short_dir: Path) -> None:
+    status, body, _ = await call(
+        running.tcp, "POST", running.url("/v1/pause"), json={"nodes": ["node1"], "for": "2h"}
+    )
+    assert status == 403  # admin: the socket, or the admin token
+    status, body, _ = await call(
+        running.unix,
+        "POST",
+        "http://smemd/v1/pause",
+        json={"nodes": ["node1"], "for": "2h", "reason": "render"},
+    )
+    assert (
+        status == 200
+        and body["pause"]["nodes"] == ["node1"]
+        and body["pause"]["reason"] == "render"
+    )
+    written = json.loads((short_dir / "paused.json").read_text())
+    until = datetime.fromisoformat(written["until"])
+    assert timedelta(hours=1, minutes=59) < until - datetime.now(UTC) <= timedelta(hours=2)
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/v1/pause", json={"nodes": ["node0"], "for": "1h"}
+    )
+    assert body["pause"]["nodes"] == ["node0", "node1"]  # joins the pause in force
+    status, body, _ = await call(
+        running.unix, "DELETE", "http://smemd/v1/pause", json={"nodes": ["node0"]}
+    )
+    assert body["pause"]["nodes"] == ["node1"]
+    status, body, _ = await call(running.unix, "DELETE", "http://smemd/v1/pause")
+    assert status == 200 and body["pause"] is None and not (short_dir / "paused.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("body", "names"),
+    [
+        ({"nodes": ["node9"], "for": "1h"}, "node9"),
+        ({"nodes": ["node1"]}, "until and for"),
+        ({"nodes": ["node1"], "for": "1h", "until": "2099-01-01T00:00:00Z"}, "until and for"),
+        ({"nodes": ["node1"], "for": "soon"}, "$.for"),
+        ({"nodes": ["node1"], "until": "2001-01-01T00:00:00Z"}, "until"),
+        ({"nodes": ["node1"], "for": "1h", "colour": 1}, "$.colour"),
+    ],
+)
+async def test_bad_pauses_are_400_and_change_nothing(
+    running: Running, short_dir: Path, body: dict[str, object], names: str
+) -> None:
+    status, reply, _ = await call(running.unix, "POST", "http://smemd/v1/pause", json=body)
+    assert status == 400 and names in reply["details"] + reply["error"], reply
+    assert not (short_dir / "paused.json").exists()
+
+
+async def test_pause_wait_returns_once_the_node_is_drained(
+    running: Running, fakes: dict[str, FakeLlamaServer]
+) -> None:
+    fakes["node0"].latency = 0.6
+    search = asyncio.create_task(
+        call(running.unix, "POST", f"{NS}/search", json={"query": "anything at all"})
+    )
+    fleet = running.daemon.state.fleet
+    assert fleet is not None and fleet.pool is not None
+    while fleet.pool.nodes["node0"].busy == 0:
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    status, body, _ = await call(
+        running.unix,
+        "POST",
+        "http://smemd/v1/pause",
+        json={"nodes": ["node0"], "for": "1h", "wait": True},
+    )
+    assert status == 200 and body["drained"] is True
+    assert fleet.pool.nodes["node0"].busy == 0 and time.monotonic() - started > 0.2
+    assert (await search)[0] == 200  # the call in flight finished; it was not cut
+
+
+async def test_the_builtin_fleet_has_nothing_to_lend(start_daemon: StartDaemon) -> None:
+    builtin = await start_daemon()
+    status, body, _ = await call(
+        builtin.unix, "POST", "http://smemd/v1/pause", json={"nodes": ["node0"], "for": "1h"}
+    )
+    assert status == 409 and "builtin" in body["details"]
+    status, lanes, _ = await call(builtin.unix, "GET", "http://smemd/v1/lanes")
+    assert status == 200 and lanes["nodes"] == [] and lanes["fleetKind"] == "builtin"

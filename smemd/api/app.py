@@ -17,6 +17,7 @@ def create_app(state: ApiState) -> web.Application:
     )
     app[STATE] = state
     add_routes(app)
-    for module in (documents, files, recall, memories, namespaces, lanes):
+    for module in (documents, files, recall, memories, namespaces):
         module.add_routes(app.router)
+    lanes.add_routes(app.router, state.admin_routes)
     return app

@@ -1,20 +1,43 @@
-"""`GET /v1/lanes`: which nodes serve which lane, their health, what is lent and until when."""
+"""The fleet's routes: `GET /v1/lanes`, and lending nodes with admin `POST|DELETE /v1/pause`."""
 
 from __future__ import annotations
 
+import asyncio
+import re
 import time
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
-from smemd.api.state import STATE
-from smemd.api.wire import reply
-from smemd.protocol import ActivePause, Lanes, NodeStatus
+from smemd.api.state import STATE, ApiState
+from smemd.api.wire import decode, reply
+from smemd.errors import BadRequest, Conflict
+from smemd.fleet.fleet import Fleet
+from smemd.fleet.pause import (
+    Pause,
+    PauseFile,
+    clear_pause,
+    lendability,
+    validate_pause,
+    write_pause,
+)
+from smemd.protocol import ActivePause, Lanes, NodeStatus, PauseReply, PauseRequest, ResumeRequest
+
+_DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+
+
+def _pause_view(pause: Pause | None) -> ActivePause | None:
+    if pause is None:
+        return None
+    return ActivePause(
+        nodes=sorted(pause.nodes), until=pause.until.isoformat(), by=pause.by, reason=pause.reason
+    )
 
 
 async def lanes(request: web.Request) -> web.Response:
-    fleet = request.app[STATE].fleet
-    kind = request.app[STATE].config.fleet.kind
+    state = request.app[STATE]
+    fleet = state.fleet
+    kind = state.config.fleet.kind
     if fleet is None or fleet.pool is None:
         return reply(Lanes(fleet_kind=kind, interactive=[], background=[], nodes=[]))
     now = time.time()
@@ -33,25 +56,70 @@ async def lanes(request: web.Request) -> web.Response:
         )
         for node in fleet.pool.nodes.values()
     ]
-    active = fleet.pauses.active(now) if fleet.pauses else None
     return reply(
         Lanes(
             fleet_kind=kind,
             interactive=[n.id for n in nodes if "interactive" in n.lanes],
             background=[n.id for n in nodes if "background" in n.lanes],
             nodes=nodes,
-            pause=ActivePause(
-                nodes=sorted(active.nodes),
-                until=datetime.fromtimestamp(active.expires_at, UTC).isoformat(),
-                by=active.by,
-                reason=active.reason,
-            )
-            if active
-            else None,
+            pause=_pause_view(fleet.pauses.active(now) if fleet.pauses else None),
             pause_error=fleet.pauses.error if fleet.pauses else None,
         )
     )
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
+def _lending(state: ApiState) -> Fleet:
+    fleet = state.fleet
+    if fleet is None or fleet.pool is None or fleet.pauses is None:
+        raise Conflict("nothing to lend", f"the {state.config.fleet.kind} fleet has no nodes")
+    return fleet
+
+
+def _until(body: PauseRequest, now: datetime) -> str:
+    if (body.until is None) == (body.for_ is None):
+        raise BadRequest("invalid request body", "$: give exactly one of until and for")
+    if body.until is not None:
+        return body.until
+    match = _DURATION.match(body.for_ or "")
+    if not match or not any(match.groupdict().values()):
+        raise BadRequest(
+            "invalid request body",
+            f"$.for: expected a duration like 2h, 90m or 1h30m, got {body.for_!r}",
+        )
+    hours, minutes, seconds = (int(match[k] or 0) for k in "hms")
+    return (now + timedelta(hours=hours, minutes=minutes, seconds=seconds)).isoformat()
+
+
+async def pause(request: web.Request) -> web.Response:
+    """Lend nodes: they join any pause in force, and all lent nodes share the new `until`."""
+    state = request.app[STATE]
+    fleet = _lending(state)
+    assert fleet.pauses is not None and fleet.pool is not None
+    body = await decode(request, PauseRequest)
+    now = datetime.now(UTC)
+    active = fleet.pauses.active(now.timestamp())
+    nodes = sorted(set(body.nodes) | (active.nodes if active else set()))
+    file = PauseFile(nodes=nodes, until=_until(body, now), by=body.by, reason=body.reason)
+    checked = validate_pause(file, known=lendability(state.config.fleet.nodes), now=now.timestamp())
+    await asyncio.to_thread(write_pause, state.config.paths.pause_file, checked)
+    await fleet.pauses.refresh()
+    drained = (
+        await fleet.pool.wait_drained(body.nodes, within=body.timeout_s) if body.wait else None
+    )
+    return reply(PauseReply(pause=_pause_view(fleet.pauses.active()), drained=drained))
+
+
+async def resume(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    fleet = _lending(state)
+    assert fleet.pauses is not None
+    body = await decode(request, ResumeRequest) if await request.read() else ResumeRequest()
+    await asyncio.to_thread(clear_pause, state.config.paths.pause_file, body.nodes)
+    await fleet.pauses.refresh()
+    return reply(PauseReply(pause=_pause_view(fleet.pauses.active())))
+
+
+def add_routes(router: web.UrlDispatcher, admin: set[web.AbstractRoute]) -> None:
     router.add_get("/v1/lanes", lanes)
+    admin.add(router.add_post("/v1/pause", pause))
+    admin.add(router.add_delete("/v1/pause", resume))

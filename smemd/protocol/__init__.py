@@ -105,3 +105,24 @@ class Lanes(Reply):
     nodes: list[NodeStatus]
     pause: ActivePause | None = None
     pause_error: str | None = None
+
+
+class PauseRequest(Request):
+    """Lend nodes: until an instant, or for a while ("2h", "90m", "1h30m", "45s")."""
+
+    nodes: list[str]
+    until: str | None = None
+    for_: str | None = msgspec.field(default=None, name="for")
+    by: str = ""
+    reason: str = ""
+    wait: bool = False  # answer once the nodes have no call in flight
+    timeout_s: float = 300.0
+
+
+class ResumeRequest(Request):
+    nodes: list[str] | None = None  # None: every node
+
+
+class PauseReply(Reply):
+    pause: ActivePause | None
+    drained: bool | None = None  # with `wait`: whether the nodes drained before the timeout
