@@ -75,9 +75,24 @@ class NodeConfig(Section):
     cpu: Annotated[int, msgspec.Meta(ge=0, le=2)] | None = None
 
 
+class LocalConfig(Section):
+    """The `local` fleet: llama-servers smemd starts on this host, one per model."""
+
+    llama_server: str = "llama-server"  # the binary: a path, or a name looked up on PATH
+    embed_model: str = ""  # GGUF files; "" = that role is not served
+    rerank_model: str = ""
+    llm_model: str = ""
+    threads: Annotated[int, msgspec.Meta(ge=1, le=256)] = 2
+    context: Annotated[int, msgspec.Meta(ge=256)] = 4096  # tokens, shared by the parallel slots
+    parallel: Annotated[int, msgspec.Meta(ge=1, le=64)] = 2
+    # The embedding server's pooling; "" keeps the model's own (a chat model has none: say mean).
+    pooling: Literal["", "mean", "cls", "last"] = ""
+
+
 class FleetConfig(Section):
     kind: Literal["builtin", "hosts", "local", "vca2"] = "builtin"
     nodes: list[NodeConfig] = msgspec.field(default_factory=list)
+    local: LocalConfig = msgspec.field(default_factory=LocalConfig)
 
 
 class CardsConfig(Section):
@@ -178,6 +193,8 @@ def _check(config: Config) -> None:
         raise ConfigError(
             f"$.paths.socket: longer than {paths.MAX_SOCKET_PATH} bytes, the limit of a Unix socket"
         )
+    if config.fleet.kind == "local" and not config.fleet.local.embed_model:
+        raise ConfigError("$.fleet.local.embed-model: the local fleet needs an embedding model")
     seen: set[str] = set()
     for i, node in enumerate(config.fleet.nodes):
         if node.id in seen:

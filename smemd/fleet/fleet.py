@@ -2,7 +2,8 @@
 
 `builtin` embeds in-process on both lanes. `hosts` sends every call through the node pool to
 llama-servers at the configured addresses, searches on the interactive lane and ingest on the
-background lane, with the pause file lending nodes away. The engine sees only `Embedder`s.
+background lane, with the pause file lending nodes away. `local` starts llama-servers itself and
+serves both lanes from them. The engine sees only `Embedder`s.
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import aiohttp
@@ -19,12 +21,14 @@ import numpy as np
 from smemd.config import Config, NodeConfig
 from smemd.fleet.builtin import Embedder, Kind, Vectors, load_embedder
 from smemd.fleet.llama import LlamaClient, LlamaError
+from smemd.fleet.local import LocalServerError, ServerProcess
 from smemd.fleet.pause import PauseWatcher, lendability
 from smemd.fleet.pool import Lane, Node, Pool, Role
 
 log = logging.getLogger("smemd.fleet")
 
 ROLE_PORTS: tuple[Role, ...] = ("embed", "rerank", "llm")
+LOCAL_START_S = 120.0  # loading a model from a cold disk
 
 
 class FleetError(Exception):
@@ -69,6 +73,8 @@ class Fleet:
                 self.interactive = self.background = await asyncio.to_thread(load_embedder)
             elif self.kind == "hosts":
                 await self._open_hosts()
+            elif self.kind == "local":
+                await self._open_local()
             else:
                 raise FleetError(
                     f"$.fleet.kind: {self.kind!r} is not served by this smemd yet; use builtin or hosts"
@@ -89,15 +95,42 @@ class Fleet:
         self.pauses = await self._stack.enter_async_context(
             PauseWatcher(Path(self.config.paths.pause_file), known=lendability(nodes_config))
         )
-        pauses = self.pauses
-        self.pool = Pool([_node(n, session) for n in nodes_config], paused=pauses.paused)
+        await self._serve([_node(n, session) for n in nodes_config], paused=self.pauses.paused)
+
+    async def _open_local(self) -> None:
+        """llama-servers of our own on this host, one per configured model, as one node."""
+        local = self.config.fleet.local
+        session = await self._stack.enter_async_context(aiohttp.ClientSession())
+        clients: dict[Role, LlamaClient] = {}
+        for role in ROLE_PORTS:
+            model = getattr(local, f"{role}_model")
+            if not model:
+                continue
+            try:
+                server = ServerProcess(role, model, local, self.config.state_dir)
+            except LocalServerError as err:
+                raise FleetError(str(err)) from err
+            task = asyncio.create_task(server.supervise(), name=f"llama-{role}")
+            self._stack.push_async_callback(_stop_server, server, task)
+            clients[role] = LlamaClient(session, server.url, node=f"local {role}")
+        node = Node("local", clients, ["interactive", "background"], lendable=False)
+        await _wait_ready(node, LOCAL_START_S)
+        await self._serve([node], paused=frozenset)
+
+    async def _serve(self, nodes: list[Node], paused: Callable[[], frozenset[str]]) -> None:
+        """Put the nodes in a pool, learn the embedder behind them, and watch their health."""
+        self.pool = Pool(nodes, paused=paused)
         name, dimension = await _learn_embedder(self.pool)
         self.interactive = LaneEmbedder(self.pool, "interactive", name, dimension)
         self.background = LaneEmbedder(self.pool, "background", name, dimension)
         watcher = asyncio.create_task(self.pool.watch(), name="fleet-health")
         self._stack.push_async_callback(_cancel, watcher)
         log.info(
-            "fleet: %d nodes, embedder %s (%d dimensions)", len(self.pool.nodes), name, dimension
+            "fleet %s: %d nodes, embedder %s (%d dimensions)",
+            self.kind,
+            len(nodes),
+            name,
+            dimension,
         )
 
 
@@ -125,6 +158,28 @@ async def _learn_embedder(pool: Pool) -> tuple[str, int]:
             continue
         return props.model, int(vector.shape[1])
     raise FleetError("no embedding node answered; the store needs to know the embedder first")
+
+
+async def _wait_ready(node: Node, within: float) -> None:
+    """Until every server of the node answers /health with ok (loading a model takes a while)."""
+    deadline = time.monotonic() + within
+    for role, client in node.clients.items():
+        while True:
+            try:
+                if (await client.health(timeout=2.0)).is_ready:
+                    break
+            except LlamaError:
+                pass  # not listening yet
+            if time.monotonic() > deadline:
+                raise FleetError(
+                    f"llama-server ({role}) was not ready within {within:.0f} s; see its log in the state dir"
+                )
+            await asyncio.sleep(0.2)
+
+
+async def _stop_server(server: ServerProcess, task: asyncio.Task[None]) -> None:
+    await server.stop()
+    await _cancel(task)
 
 
 async def _cancel(task: asyncio.Task[None]) -> None:
