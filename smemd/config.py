@@ -103,6 +103,7 @@ class CardsConfig(Section):
 
 class EngineConfig(Section):
     half_life_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
+    ingest_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4  # jobs worked side by side
 
 
 class Config(Section):

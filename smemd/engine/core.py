@@ -40,7 +40,9 @@ class Engine:
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
         self.indexes = Indexes(self.store, embedder.dimension)
-        self.worker = Worker(self.store, background or embedder, self.indexes)
+        self.worker = Worker(
+            self.store, background or embedder, self.indexes, config.ingest_concurrency
+        )
         self.recall = Recall(self.store, embedder, self.indexes)
         self.documents = Documents(self.store, self.indexes, self.worker)
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)

@@ -30,8 +30,11 @@ Work = Callable[[Writer], Awaitable[object]]
 
 
 class Worker:
-    def __init__(self, store: Store, embedder: Embedder, indexes: Indexes) -> None:
+    def __init__(
+        self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4
+    ) -> None:
         self.store = store
+        self.concurrency = concurrency
         self.embedder = embedder
         self.indexes = indexes
         self.reconciler = Reconciler(store, indexes)
@@ -46,26 +49,44 @@ class Worker:
         await self._idle.wait()
 
     async def run(self) -> None:
-        """Work through open jobs oldest first, then sleep until woken."""
+        """Work through open jobs oldest first, `concurrency` at a time, then sleep until woken.
+
+        Chunking, embedding and extracting run side by side, so model calls fan out over the
+        fleet; reconciling stays serial and in job order within a namespace (a later fact must
+        meet the earlier ones already stored).
+        """
         while True:
             self._wake.clear()
             async with self.store.read() as reader:
-                jobs = await reader.open_jobs(limit=50)
+                jobs = await reader.open_jobs(limit=self.concurrency * 8)
             if not jobs:
                 self._idle.set()
                 await self._wake.wait()
                 continue
+            slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
+            turns: dict[str, asyncio.Event] = {}
+            runs = []
             for job in jobs:
-                await self._run_job(job)
+                after = turns.get(job.namespace)
+                turns[job.namespace] = mine = asyncio.Event()
+                runs.append(self._run_job(job, slots, after, mine))
+            await asyncio.gather(*runs)
 
-    async def _run_job(self, job: Job) -> None:
-        try:
-            while job.phase not in ("done", "failed"):
-                job = await self._advance(job)
-        except JobGone as gone:
-            log.info("job %s dropped: %s", job.id, gone)
-        except Exception as err:
-            await self._record_failure(job, err)
+    async def _run_job(
+        self, job: Job, slots: asyncio.Semaphore, after: asyncio.Event | None, mine: asyncio.Event
+    ) -> None:
+        async with slots:
+            try:
+                while job.phase not in ("done", "failed"):
+                    if job.phase == "reconciling" and after is not None:
+                        await after.wait()
+                    job = await self._advance(job)
+            except JobGone as gone:
+                log.info("job %s dropped: %s", job.id, gone)
+            except Exception as err:
+                await self._record_failure(job, err)
+            finally:
+                mine.set()
 
     async def _advance(self, job: Job) -> Job:
         """Do one phase's work and commit it together with the next phase."""
