@@ -102,6 +102,7 @@ class Daemon:
             fleet.interactive,
             self.config.engine,
             background=fleet.background,
+            reranker=fleet.reranker,
         )
         try:
             await engine.start()

@@ -5,10 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from smemd.config import load
@@ -225,3 +226,69 @@ async def test_the_builtin_fleet_has_nothing_to_lend(start_daemon: StartDaemon) 
     assert status == 409 and "builtin" in body["details"]
     status, lanes, _ = await call(builtin.unix, "GET", "http://smemd/v1/lanes")
     assert status == 200 and lanes["nodes"] == [] and lanes["fleetKind"] == "builtin"
+
+
+class StripeBlind:
+    """A cross-encoder's stand-in that scores texts about zebras lowest, whatever the query."""
+
+    name = "stripe-blind"
+    dimension = 2
+    is_fallback = False
+
+    async def embed(self, texts: Sequence[str], *, kind: str = "document") -> np.ndarray:
+        return np.array(
+            [[1.0, 0.0] if "zebra" in t.lower() else [0.0, 1.0] for t in texts], np.float32
+        )
+
+
+async def test_the_fleet_cross_encoder_reorders_the_top(
+    short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
+) -> None:
+    async with FakeLlamaServer(
+        host="127.0.31.9", embedder=StripeBlind(), roles=("rerank",)
+    ) as reranker:
+        toml = short_dir / "rerank.toml"
+        toml.write_text(
+            f"""
+[paths]
+state-dir = "{short_dir}"
+socket = "{short_dir / "smemd.sock"}"
+[api]
+listen = "127.0.0.1:0"
+[fleet]
+kind = "hosts"
+[[fleet.nodes]]
+id = "node0"
+address = "127.0.31.1"
+embed = {fakes["node0"].port}
+lanes = ["interactive", "background"]
+[[fleet.nodes]]
+id = "node1"
+address = "127.0.31.9"
+rerank = {reranker.port}
+lanes = ["interactive"]
+"""
+        )
+        running = await start_daemon(load(toml, env={}))
+        for text in ("The zebra is striped.", "Cats purr when they are content."):
+            await call(
+                running.unix,
+                "POST",
+                f"{NS}/document",
+                json={"content": text, "taskType": "superrag"},
+            )
+        await settle(running)
+        query = {"query": "Which animal is striped?", "searchMode": "chunks", "threshold": 0}
+        _, plain, _ = await call(
+            running.unix, "POST", f"{NS}/search", json={**query, "rerank": "none"}
+        )
+        assert (
+            plain["results"][0]["chunk"] == "The zebra is striped."
+            and reranker.calls["rerank"] == 0
+        )
+        _, reranked, _ = await call(running.unix, "POST", f"{NS}/search", json=query)
+        assert reranker.calls["rerank"] == 1
+        assert [r["chunk"] for r in reranked["results"]] == [
+            "Cats purr when they are content.",
+            "The zebra is striped.",
+        ]

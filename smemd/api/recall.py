@@ -45,6 +45,7 @@ async def search(request: web.Request) -> web.Response:
         as_of=params.timestamp(body.as_of, "$.asOf"),
         half_life_days=half_life,
         include_forgotten=body.include.forgotten,
+        rerank=body.rerank != "none",
     )
     hits = await engine.recall.search(ns, query)
     now = time.time()

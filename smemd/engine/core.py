@@ -11,7 +11,7 @@ from smemd.config import EngineConfig
 from smemd.engine.documents import Documents
 from smemd.engine.indexes import Indexes
 from smemd.engine.memories import Memories
-from smemd.engine.recall import Recall
+from smemd.engine.recall import Recall, Reranker
 from smemd.engine.worker import Worker
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
@@ -34,8 +34,10 @@ class Engine:
         config: EngineConfig,
         *,
         background: Embedder | None = None,
+        reranker: Reranker | None = None,
     ) -> None:
-        """`embedder` serves searches; `background` (the same model on other nodes) serves ingest."""
+        """`embedder` serves searches; `background` (the same model on other nodes) serves ingest;
+        `reranker`, when the fleet has a cross-encoder, re-scores the top of each search."""
         self.config = config
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
@@ -43,7 +45,7 @@ class Engine:
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency
         )
-        self.recall = Recall(self.store, embedder, self.indexes)
+        self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker)
         self.documents = Documents(self.store, self.indexes, self.worker)
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self._worker_task: asyncio.Task[None] | None = None

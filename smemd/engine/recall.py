@@ -33,6 +33,7 @@ from smemd.store.records import Chunk, Document, Memory
 
 Mode = Literal["hybrid", "memories", "chunks"]
 DAY = 86400.0
+RERANK_TOP = 40  # how many of the best the cross-encoder re-scores
 Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
 # What the store yields for one kind: a restricted query's candidate set, and the BM25 hits.
 Candidates = tuple[set[int] | None, list[tuple[int, float]]]
@@ -47,6 +48,7 @@ class Query(msgspec.Struct, kw_only=True):
     as_of: float | None = None
     half_life_days: float = 0.0  # recency decay on memories; 0 = off
     include_forgotten: bool = False
+    rerank: bool = True  # re-score the top with the fleet's cross-encoder, when it has one
 
 
 class Hit(msgspec.Struct, kw_only=True):
@@ -154,7 +156,17 @@ class Recall:
                 document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
         hits = self._rank(found, memories, chunks, documents, query, when, now)
+        if query.rerank and self.reranker is not None and len(hits) > 1:
+            hits = await self._rerank(query.text, hits)
         return hits[: query.limit]
+
+    async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
+        """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
+        assert self.reranker is not None
+        top = hits[:RERANK_TOP]
+        scores = await self.reranker.rerank(text, [_text(h) for h in top])
+        order = sorted(range(len(top)), key=lambda i: -scores[i])
+        return [top[i] for i in order] + hits[RERANK_TOP:]
 
     async def _candidates(
         self, namespace: str, query: Query, vector: np.ndarray, indexes: NamespaceIndexes,
@@ -323,6 +335,13 @@ class Scorer:
             for item in ordered
             if self.found.similarity("c" if isinstance(item, Chunk) else "m", item.seq) >= threshold
         ]
+
+
+def _text(hit: Hit) -> str:
+    if hit.memory is not None:
+        return hit.memory.text
+    assert hit.chunk is not None
+    return hit.chunk.text
 
 
 def scaled(hits: list[tuple[int, float]], depth: int) -> dict[int, float]:

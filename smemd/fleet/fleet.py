@@ -57,6 +57,19 @@ class LaneEmbedder:
         )
 
 
+class LaneReranker:
+    """The `Reranker` interface over the pool: raw cross-encoder scores, on the interactive lane."""
+
+    def __init__(self, pool: Pool) -> None:
+        self.pool = pool
+
+    async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
+        documents = list(texts)
+        return await self.pool.call(
+            "rerank", "interactive", lambda client: client.rerank(query, documents)
+        )
+
+
 class Fleet:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -65,6 +78,7 @@ class Fleet:
         self.pauses: PauseWatcher | None = None
         self.interactive: Embedder
         self.background: Embedder
+        self.reranker: LaneReranker | None = None  # when some node serves the rerank role
         self._stack = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> Fleet:
@@ -123,6 +137,8 @@ class Fleet:
         name, dimension = await _learn_embedder(self.pool)
         self.interactive = LaneEmbedder(self.pool, "interactive", name, dimension)
         self.background = LaneEmbedder(self.pool, "background", name, dimension)
+        if any("rerank" in node.clients for node in nodes):
+            self.reranker = LaneReranker(self.pool)
         watcher = asyncio.create_task(self.pool.watch(), name="fleet-health")
         self._stack.push_async_callback(_cancel, watcher)
         log.info(

@@ -83,7 +83,8 @@ class Search(Request):
     threshold: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.3
     filter: Any = None  # validated by smemd.engine.filters, which names the bad path
     include: SearchInclude = msgspec.field(default_factory=SearchInclude)
-    rerank: Literal["none", "order", "aggregate"] = "none"
+    # Unset: the fleet's cross-encoder re-scores the top when there is one; "none" turns it off.
+    rerank: Literal["none", "order", "aggregate"] | None = None
     rewrite_query: bool = False
     # smem's extensions: time travel and recency decay.
     as_of: str | None = None
