@@ -15,11 +15,14 @@ from tests.fakes.llama_server import FakeLlamaServer
 
 
 @pytest.fixture
-async def daemon(short_dir: Path) -> AsyncIterator[DaemonProcess]:
-    async with (
-        FakeLlamaServer(host="127.0.31.3") as interactive,
-        FakeLlamaServer(host="127.0.31.4") as background,
-    ):
+async def background() -> AsyncIterator[FakeLlamaServer]:
+    async with FakeLlamaServer(host="127.0.31.4") as fake:
+        yield fake
+
+
+@pytest.fixture
+async def daemon(short_dir: Path, background: FakeLlamaServer) -> AsyncIterator[DaemonProcess]:
+    async with FakeLlamaServer(host="127.0.31.3") as interactive:
         config = short_dir / "smemd.toml"
         config.write_text(
             f"""
@@ -89,3 +92,16 @@ async def test_pause_errors_are_exit_1_and_usage_errors_exit_2(
     code, _, err = await smemctl(daemon, capsys, "pause", "node7", "--for", "1h")
     assert code == 1 and "node7" in err
     assert (await smemctl(daemon, capsys, "pause", "node3"))[0] == 2  # neither --until nor --for
+
+
+async def test_pause_wait_returns_only_once_the_node_is_drained(
+    daemon: DaemonProcess, background: FakeLlamaServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    background.latency = 0.8  # a slow node3, busy with ingest when the pause comes
+    code, _, _ = await smemctl(daemon, capsys, "remember", "Alex keeps bees on the roof.")
+    assert code == 0
+    while background.in_flight == 0:
+        await asyncio.sleep(0.01)
+    code, out, _ = await smemctl(daemon, capsys, "pause", "node3", "--for", "2h", "--wait")
+    assert code == 0 and "node3" in out
+    assert background.in_flight == 0  # returned only after the call in flight finished
