@@ -292,3 +292,58 @@ lanes = ["interactive"]
             "Cats purr when they are content.",
             "The zebra is striped.",
         ]
+
+
+def pause_json(**fields: object) -> bytes:
+    until = (datetime.now(UTC) + timedelta(hours=1)).isoformat()
+    return json.dumps({"nodes": ["node1"], "until": until, **fields}).encode()
+
+
+BAD_PAUSE_FILES = [
+    pause_json()[:15],
+    b"",
+    b"null",
+    b"[]",
+    b'"node1"',
+    json.dumps({"nodes": ["node1"]}).encode(),
+    pause_json(until="2001-01-01T00:00:00Z"),
+    pause_json(until="tomorrow"),
+    pause_json(until="2099-01-01T00:00:00"),
+    pause_json(until=(datetime.now(UTC) + timedelta(days=3650)).isoformat()),
+    pause_json(nodes=["node7"]),
+    pause_json(nodes=[]),
+    pause_json(nodes=["node1", "node1"]),
+    pause_json(nodes="node1"),
+    pause_json(nodes=[1]),
+    pause_json(colour="red"),
+    pause_json(by=5),
+    pause_json(reason="x" * 70_000),
+    bytes(range(256)) * 8,
+    pause_json().decode().encode("utf-16"),
+    pause_json() + b"}",
+    pause_json()[:-1] + b', "by": NaN}',
+]
+
+
+async def test_every_bad_pause_file_is_reported_and_the_last_valid_pause_holds(
+    running: Running, short_dir: Path
+) -> None:
+    fleet = running.daemon.state.fleet
+    assert fleet is not None and fleet.pauses is not None
+    path = short_dir / "paused.json"
+    path.write_bytes(pause_json(by="farm"))
+    await fleet.pauses.refresh()
+    errors = set()
+    for raw in BAD_PAUSE_FILES:
+        path.write_bytes(raw)
+        await fleet.pauses.refresh()
+        status, lanes, _ = await call(running.unix, "GET", "http://smemd/v1/lanes")
+        assert status == 200 and lanes["pauseError"], raw[:60]
+        assert lanes["pause"]["nodes"] == ["node1"] and lanes["pause"]["by"] == "farm"
+        errors.add(lanes["pauseError"])
+    assert len(errors) >= 15  # each file is refused for its own reason
+    assert (await call(running.unix, "GET", "http://smemd/v1/health"))[0] == 200
+    path.write_bytes(pause_json(by="farm-again"))
+    await fleet.pauses.refresh()
+    _, lanes, _ = await call(running.unix, "GET", "http://smemd/v1/lanes")
+    assert lanes["pauseError"] is None and lanes["pause"]["by"] == "farm-again"
