@@ -14,6 +14,7 @@ import pytest
 
 from smemd.config import load
 from tests.conftest import Running, StartDaemon
+from tests.fakes.fleet import hosts_config, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
@@ -26,11 +27,8 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
         "node0": FakeLlamaServer(host="127.0.31.1"),
         "node1": FakeLlamaServer(host="127.0.31.2"),
     }
-    for server in servers.values():
-        await server.start()
-    yield servers
-    for server in servers.values():
-        await server.stop()
+    async with started(servers):
+        yield servers
 
 
 @pytest.fixture
@@ -39,26 +37,13 @@ async def running(
 ) -> Running:
     toml = short_dir / "smemd.toml"
     toml.write_text(
-        f"""
-[paths]
-state-dir = "{short_dir}"
-socket = "{short_dir / "smemd.sock"}"
-pause-file = "{short_dir / "paused.json"}"
-[api]
-listen = "127.0.0.1:0"
-[fleet]
-kind = "hosts"
-[[fleet.nodes]]
-id = "node0"
-address = "127.0.31.1"
-embed = {fakes["node0"].port}
-lanes = ["interactive"]
-[[fleet.nodes]]
-id = "node1"
-address = "127.0.31.2"
-embed = {fakes["node1"].port}
-lanes = ["background"]
-"""
+        hosts_config(
+            short_dir,
+            [
+                ("node0", fakes["node0"], ["interactive"], "embed"),
+                ("node1", fakes["node1"], ["background"], "embed"),
+            ],
+        )
     )
     return await start_daemon(load(toml, env={}))
 
@@ -249,25 +234,13 @@ async def test_the_fleet_cross_encoder_reorders_the_top(
     ) as reranker:
         toml = short_dir / "rerank.toml"
         toml.write_text(
-            f"""
-[paths]
-state-dir = "{short_dir}"
-socket = "{short_dir / "smemd.sock"}"
-[api]
-listen = "127.0.0.1:0"
-[fleet]
-kind = "hosts"
-[[fleet.nodes]]
-id = "node0"
-address = "127.0.31.1"
-embed = {fakes["node0"].port}
-lanes = ["interactive", "background"]
-[[fleet.nodes]]
-id = "node1"
-address = "127.0.31.9"
-rerank = {reranker.port}
-lanes = ["interactive"]
-"""
+            hosts_config(
+                short_dir,
+                [
+                    ("node0", fakes["node0"], ["interactive", "background"], "embed"),
+                    ("node1", reranker, ["interactive"], "rerank"),
+                ],
+            )
         )
         running = await start_daemon(load(toml, env={}))
         for text in ("The zebra is striped.", "Cats purr when they are content."):

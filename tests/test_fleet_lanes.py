@@ -13,6 +13,7 @@ import pytest
 
 from smemd.config import load
 from tests.conftest import Running, StartDaemon
+from tests.fakes.fleet import hosts_config, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
@@ -27,39 +28,20 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
     servers = {
         f"node{k}": FakeLlamaServer(host=f"127.0.31.{k + 1}", latency=LATENCY) for k in range(6)
     }
-    for server in servers.values():
-        await server.start()
-    yield servers
-    for server in servers.values():
-        await server.stop()
+    async with started(servers):
+        yield servers
 
 
 @pytest.fixture
 async def running(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
-    nodes = "".join(
-        f"""
-[[fleet.nodes]]
-id = "{name}"
-address = "{fake.host}"
-embed = {fake.port}
-lanes = ["{"interactive" if name in INTERACTIVE else "background"}"]
-"""
-        for name, fake in fakes.items()
-    )
+    lanes = {name: ["interactive"] if name in INTERACTIVE else ["background"] for name in fakes}
     toml = short_dir / "smemd.toml"
     toml.write_text(
-        f"""
-[paths]
-state-dir = "{short_dir}"
-socket = "{short_dir / "smemd.sock"}"
-pause-file = "{short_dir / "paused.json"}"
-[api]
-listen = "127.0.0.1:0"
-[fleet]
-kind = "hosts"
-{nodes}"""
+        hosts_config(
+            short_dir, [(name, fake, lanes[name], "embed") for name, fake in fakes.items()]
+        )
     )
     return await start_daemon(load(toml, env={}))
 

@@ -24,30 +24,10 @@ import aiohttp
 from smemd.config import load
 from smemd.daemon import Daemon
 from smemd.fleet.pool import Node, Pool
+from tests.fakes.fleet import hosts_config
 from tests.fakes.llama_server import FakeLlamaServer
 
 LATENCY = 0.05
-
-
-def config_text(state_dir: Path, fakes: list[FakeLlamaServer]) -> str:
-    nodes = "".join(
-        f'\n[[fleet.nodes]]\nid = "node{k}"\naddress = "{f.host}"\nembed = {f.port}\nlanes = ["background", "interactive"]\n'
-        for k, f in enumerate(fakes)
-    )
-    return f"""
-[paths]
-state-dir = "{state_dir}"
-socket = "{state_dir / "smemd.sock"}"
-pause-file = "{state_dir / "paused.json"}"
-[api]
-listen = "127.0.0.1:0"
-[daemon]
-log-level = "warning"
-[engine]
-ingest-concurrency = 10
-[fleet]
-kind = "hosts"
-{nodes}"""
 
 
 async def throughput(nodes: int, documents: int) -> float:
@@ -56,7 +36,10 @@ async def throughput(nodes: int, documents: int) -> float:
     try:
         for fake in fakes:
             await fake.start()
-        (state_dir / "smemd.toml").write_text(config_text(state_dir, fakes))
+        both = ["background", "interactive"]
+        fleet = [(f"node{k}", fake, both, "embed") for k, fake in enumerate(fakes)]
+        extra = '[daemon]\nlog-level = "warning"\n[engine]\ningest-concurrency = 10'
+        (state_dir / "smemd.toml").write_text(hosts_config(state_dir, fleet, extra))
         daemon = Daemon(load(state_dir / "smemd.toml", env={}))
         await daemon.startup()
         try:
