@@ -98,13 +98,14 @@ class Reranker(Protocol):
 
 
 class Found(msgspec.Struct, kw_only=True):
-    """The candidate lists of one search, best first, and every candidate's cosine."""
+    """The query's vector, the candidate lists of one search, best first, and their cosines."""
 
     memory_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
     memory_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
     chunk_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
     chunk_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
     cosines: dict[Key, float] = msgspec.field(default_factory=dict)
+    vector: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, np.float32))
 
     def seqs(self, kind: str) -> list[int]:
         vector, lexical = (
@@ -140,12 +141,12 @@ class Recall:
         self.reranker = reranker
 
     async def search(self, namespace: str, query: Query) -> list[Hit]:
-        vector = (await self.embedder.embed([query.text], kind="query"))[0]
-        indexes = await self.indexes.get(namespace)
         now = time.time()
         match = match_expression(query.text)
         when = timeframe(query.text)
-        found = await self._candidates(namespace, query, vector, indexes, match, now)
+        indexes = await self.indexes.get(namespace)
+        found = await self._candidates(namespace, query, indexes, match, now)
+        vector = found.vector
         async with self.store.read() as reader:
             self._fill_cosines(found, vector, indexes)
             memories = await reader.memories_by_seq(found.seqs("m"))
@@ -169,12 +170,11 @@ class Recall:
         return [top[i] for i in order] + hits[RERANK_TOP:]
 
     async def _candidates(
-        self, namespace: str, query: Query, vector: np.ndarray, indexes: NamespaceIndexes,
-        match: str, now: float,
-    ) -> Found:  # fmt: skip
-        """The four candidate lists. BM25 runs on the store's reader threads while the vector
-        scans run here, so the two overlap instead of adding up; a restricted scan (filter,
-        time travel, forgotten) first needs its candidate set from the store."""
+        self, namespace: str, query: Query, indexes: NamespaceIndexes, match: str, now: float
+    ) -> Found:
+        """The four candidate lists. BM25 runs on the store's reader threads while the query is
+        embedded and the vectors are scanned, so the three overlap instead of adding up; a
+        restricted scan (filter, time travel, forgotten) first needs its candidate set."""
         depth = self.fusion.depth
         narrows_memories = (
             query.filter is not None or query.as_of is not None or query.include_forgotten
@@ -189,10 +189,10 @@ class Recall:
             chunk_sql = asyncio.create_task(
                 self._chunk_sql(namespace, query, match, narrows_chunks)
             )
-        await asyncio.sleep(
-            0
-        )  # let both queries reach their threads before the scans hold the loop
-        found = Found()
+        # The queries reach their threads before the embedding and the scans take their turns.
+        await asyncio.sleep(0)
+        found = Found(vector=(await self.embedder.embed([query.text], kind="query"))[0])
+        vector = found.vector
         if memory_sql is not None and not narrows_memories:
             found.memory_vector = indexes.memories.search(vector, depth)
         if chunk_sql is not None and not narrows_chunks:
