@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import hashlib
 import importlib.util
@@ -56,7 +57,24 @@ class Embedder(Protocol):
         ...
 
 
-class MiniLM:
+class _InProcess(abc.ABC):
+    """What both builtin embedders share: a batch embedded off the event loop.
+
+    Both models are symmetric (queries and documents get no prefix), so `kind` changes nothing.
+    """
+
+    async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
+        batch = _as_list(texts)
+        if not batch:
+            return np.zeros((0, DIMENSION), dtype=np.float32)
+        return await asyncio.to_thread(self._embed, batch)
+
+    @abc.abstractmethod
+    def _embed(self, texts: list[str]) -> Vectors:
+        """The model itself, on a worker thread."""
+
+
+class MiniLM(_InProcess):
     """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime; loaded and verified at construction."""
 
     name = "all-MiniLM-L6-v2-onnx-int8"
@@ -111,13 +129,6 @@ class MiniLM:
         # and any event loop. A waiting caller holds a default-executor thread meanwhile.
         self._lock = threading.Lock()
 
-    async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
-        # all-MiniLM-L6-v2 was trained symmetrically: queries and documents get no prefix.
-        batch = _as_list(texts)
-        if not batch:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return await asyncio.to_thread(self._embed, batch)
-
     def _embed(self, texts: list[str]) -> Vectors:
         encodings = self._tokenizer.encode_batch(texts)
         # Sorting by token count keeps the padding in each batch small.
@@ -146,19 +157,12 @@ class MiniLM:
         return _normalised(pooled)
 
 
-class HashedEmbedder:
+class HashedEmbedder(_InProcess):
     """Word unigrams and character 3-grams, signed-hashed into 384 dims; pure numpy."""
 
     name = "hashed-ngrams-384-v1"
     dimension = DIMENSION
     is_fallback = True
-
-    async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
-        # Bag-of-n-grams is symmetric: queries and documents are hashed alike.
-        batch = _as_list(texts)
-        if not batch:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return await asyncio.to_thread(self._embed, batch)
 
     def _embed(self, texts: list[str]) -> Vectors:
         return np.stack([self._vector(text) for text in texts])
