@@ -11,7 +11,9 @@ import pytest
 from smemd.config import EngineConfig
 from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.fleet.builtin import HashedEmbedder
+from smemd.store import schema
 from smemd.store.api import Store
+from smemd.store.records import NewMemory
 from smemd.store.schema import MIGRATIONS
 from smemd.store.vectors import from_blob, stack, to_blob
 
@@ -32,23 +34,33 @@ async def test_migrates_an_empty_database_and_then_applies_nothing(tmp_path: Pat
         "chunks",
         "memories",
         "jobs",
-        "memories_fts",
-        "chunks_fts",
         "migrations",
     } <= tables
+    assert not {"memories_fts", "chunks_fts"} & tables  # recall ranks words in memory
 
 
-async def test_a_database_from_before_a_migration_gets_it(tmp_path: Path) -> None:
-    """An older database: the first migration applied by hand, its record removed, as if new."""
+async def test_a_database_from_before_a_migration_gets_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database made by the first migration alone, with a memory in it, gets the others."""
     path = tmp_path / "old.sqlite3"
+    monkeypatch.setattr(schema, "MIGRATIONS", MIGRATIONS[:1])
     store = Store(path)
     await store.open()
+    async with store.write() as writer:
+        await writer.ensure_namespace("old", 1.0)
+        new = NewMemory(
+            id="mem_1", namespace="old", text="Alex lives in Seattle", type="fact", root_id="mem_1"
+        )
+        await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
     await store.close()
-    with sqlite3.connect(path) as db:
-        db.execute("DELETE FROM migrations WHERE name != ?", [MIGRATIONS[0][0]])
+    monkeypatch.undo()
     store = Store(path)
     assert await store.open() == [name for name, _ in MIGRATIONS[1:]]
+    async with store.read() as reader:
+        rows = await reader.memory_index_rows("old", 0, 10)
     await store.close()
+    assert rows.texts == ["Alex lives in Seattle"]
 
 
 async def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:

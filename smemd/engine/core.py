@@ -41,7 +41,7 @@ class Engine:
         self.config = config
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
-        self.indexes = Indexes(self.store, embedder.dimension)
+        self.indexes = Indexes(self.store, embedder.dimension, config.exact_scan_up_to)
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency
         )

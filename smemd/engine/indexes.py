@@ -1,30 +1,65 @@
-"""One vector index per namespace and kind, loaded from the store's BLOBs on first use."""
+"""One namespace's in-memory indexes, vectors and words per kind, loaded from the store on first use."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection, Sequence
 
-from smemd.engine.vectorindex import FlatIndex
+import numpy as np
+
+from smemd.engine.heap import release_freed_memory
+from smemd.engine.lexicalindex import LexicalIndex
+from smemd.engine.vectorindex import EXACT_UP_TO, FlatIndex
 from smemd.store.api import Reader, Store
+from smemd.store.records import IndexRows
 from smemd.store.vectors import stack
 
 LOAD_PAGE = 4096
-Page = Callable[[Reader, int], Awaitable[tuple[list[int], list[bytes], list[bool]]]]
+Page = Callable[[Reader, int], Awaitable[IndexRows]]
+
+
+class KindIndex:
+    """The vectors and the words of one kind of row (memories or chunks), kept in step."""
+
+    __slots__ = ("vectors", "words")
+
+    def __init__(
+        self, dimension: int, capacity: int = 1024, *, exact_up_to: int = EXACT_UP_TO
+    ) -> None:
+        self.vectors = FlatIndex(dimension, capacity, exact_up_to=exact_up_to)
+        self.words = LexicalIndex(capacity)
+
+    def __len__(self) -> int:
+        return len(self.vectors)
+
+    def add(
+        self, keys: Sequence[int], vectors: np.ndarray, texts: Sequence[str], live: Sequence[bool]
+    ) -> None:
+        self.vectors.add(keys, vectors, live)
+        self.words.add(keys, texts, live)
+
+    def set_live(self, key: int, live: bool) -> None:
+        self.vectors.set_live(key, live)
+        self.words.set_live(key, live)
+
+    def remove(self, keys: Collection[int]) -> None:
+        self.vectors.remove(keys)
+        self.words.remove(keys)
 
 
 class NamespaceIndexes:
     __slots__ = ("chunks", "memories")
 
-    def __init__(self, memories: FlatIndex, chunks: FlatIndex) -> None:
+    def __init__(self, memories: KindIndex, chunks: KindIndex) -> None:
         self.memories = memories
         self.chunks = chunks
 
 
 class Indexes:
-    def __init__(self, store: Store, dimension: int) -> None:
+    def __init__(self, store: Store, dimension: int, exact_up_to: int = EXACT_UP_TO) -> None:
         self.store = store
         self.dimension = dimension
+        self.exact_up_to = exact_up_to
         self._loaded: dict[str, NamespaceIndexes] = {}
         self._loading: dict[str, asyncio.Lock] = {}
 
@@ -46,23 +81,26 @@ class Indexes:
         self._loaded.pop(namespace, None)
 
     async def _load(self, namespace: str) -> NamespaceIndexes:
-        """Page the BLOBs straight into preallocated matrices: at 100k memories a load that held
+        """Page the rows straight into preallocated arrays: at 100k memories a load that held
         every row at once would briefly need three copies of the vectors."""
         async with self.store.read() as reader:
             memory_count, chunk_count = await reader.count_vectors(namespace)
-        memories = FlatIndex(self.dimension, capacity=max(1024, memory_count))
-        chunks = FlatIndex(self.dimension, capacity=max(1024, chunk_count))
-        pages: list[tuple[FlatIndex, Page]] = [
-            (memories, lambda reader, after: reader.memory_vectors(namespace, after, LOAD_PAGE)),
-            (chunks, lambda reader, after: reader.chunk_vectors(namespace, after, LOAD_PAGE)),
+        memories, chunks = (
+            KindIndex(self.dimension, max(1024, count), exact_up_to=self.exact_up_to)
+            for count in (memory_count, chunk_count)
+        )
+        pages: list[tuple[KindIndex, Page]] = [
+            (memories, lambda reader, after: reader.memory_index_rows(namespace, after, LOAD_PAGE)),
+            (chunks, lambda reader, after: reader.chunk_index_rows(namespace, after, LOAD_PAGE)),
         ]
         for index, page in pages:
             after = 0
             while True:
                 async with self.store.read() as reader:
-                    keys, blobs, live = await page(reader, after)
-                if not keys:
+                    rows = await page(reader, after)
+                if not rows.seqs:
                     break
-                index.add(keys, stack(blobs, self.dimension), live)
-                after = keys[-1]
+                index.add(rows.seqs, stack(rows.vectors, self.dimension), rows.texts, rows.live)
+                after = rows.seqs[-1]
+        release_freed_memory()
         return NamespaceIndexes(memories, chunks)

@@ -1,12 +1,16 @@
-"""The lexical side of recall: a free-text query as an FTS5 MATCH expression."""
+"""Words as BM25 sees them: unicode61-style tokens, folded, lower-cased and Porter-stemmed."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from functools import lru_cache
 
-_WORD = re.compile(r"\w+", re.UNICODE)
+from smemd.engine.stemmer import stem
 
-# Words that match nearly every row: in an OR query they only add noise to BM25.
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits; "_" separates, as in unicode61
+
+# Words that match nearly every row: in a query they only add noise to BM25.
 STOPWORDS = frozenset(
     """a about above after again against all am an and any are as at be because been before being
     below between both but by can could did do does doing down during each few for from further
@@ -18,13 +22,22 @@ STOPWORDS = frozenset(
 )
 
 
-def terms(text: str) -> list[str]:
-    """Lower-cased content words in order, without repeats; all words if every one is a stopword."""
-    words = [w.lower() for w in _WORD.findall(text)]
+@lru_cache(maxsize=65536)
+def _term(word: str) -> str:
+    if not word.isascii():  # "café" and "cafe" are one word, as unicode61 folds them
+        word = "".join(
+            c for c in unicodedata.normalize("NFKD", word) if not unicodedata.combining(c)
+        )
+    return stem(word)
+
+
+def tokens(text: str) -> list[str]:
+    """Every token of a stored text, stopwords included: they count in its length."""
+    return [_term(w) for w in _WORD.findall(text.lower())]
+
+
+def query_terms(text: str) -> list[str]:
+    """A query's distinct content terms in order; all its words if every one is a stopword."""
+    words = _WORD.findall(text.lower())
     content = [w for w in words if w not in STOPWORDS] or words
-    return list(dict.fromkeys(content))
-
-
-def match_expression(text: str) -> str:
-    """`"alex" OR "seattle"`: each term quoted, so no user text is read as FTS5 syntax."""
-    return " OR ".join('"' + term.replace('"', '""') + '"' for term in terms(text))
+    return list(dict.fromkeys(_term(w) for w in content))

@@ -166,7 +166,7 @@ class Memories:
             await writer.add_relation(new.id, old.id, "updates", 1.0, now())
         if (loaded := self.indexes.loaded(namespace)) is not None:
             loaded.memories.set_live(old.seq, False)
-            loaded.memories.add([new.seq], vector.reshape(1, -1), [True])
+            loaded.memories.add([new.seq], vector.reshape(1, -1), [new.text], [True])
         return new
 
     async def expire(self, namespace: str, memory_id: str, at: float) -> None:

@@ -24,8 +24,8 @@ import msgspec
 import numpy as np
 
 from smemd.engine.filters import Filter
-from smemd.engine.indexes import Indexes, NamespaceIndexes
-from smemd.engine.lexical import match_expression
+from smemd.engine.indexes import Indexes, KindIndex, NamespaceIndexes
+from smemd.engine.lexical import query_terms
 from smemd.engine.timeframe import Timeframe, timeframe
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
@@ -35,8 +35,6 @@ Mode = Literal["hybrid", "memories", "chunks"]
 DAY = 86400.0
 RERANK_TOP = 40  # how many of the best the cross-encoder re-scores
 Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
-# What the store yields for one kind: a restricted query's candidate set, and the BM25 hits.
-Candidates = tuple[set[int] | None, list[tuple[int, float]]]
 
 
 class Query(msgspec.Struct, kw_only=True):
@@ -142,10 +140,9 @@ class Recall:
 
     async def search(self, namespace: str, query: Query) -> list[Hit]:
         now = time.time()
-        match = match_expression(query.text)
         when = timeframe(query.text)
         indexes = await self.indexes.get(namespace)
-        found = await self._candidates(namespace, query, indexes, match, now)
+        found = await self._candidates(namespace, query, indexes, now)
         vector = found.vector
         async with self.store.read() as reader:
             self._fill_cosines(found, vector, indexes)
@@ -170,73 +167,42 @@ class Recall:
         return [top[i] for i in order] + hits[RERANK_TOP:]
 
     async def _candidates(
-        self, namespace: str, query: Query, indexes: NamespaceIndexes, match: str, now: float
+        self, namespace: str, query: Query, indexes: NamespaceIndexes, now: float
     ) -> Found:
-        """The four candidate lists. BM25 runs on the store's reader threads while the query is
-        embedded and the vectors are scanned, so the three overlap instead of adding up; a
-        restricted scan (filter, time travel, forgotten) first needs its candidate set."""
+        """The four candidate lists. Without a filter, time travel or the forgotten, each index
+        searches its live rows; with them, the store first says which rows the query may see,
+        while the query is embedded."""
         depth = self.fusion.depth
-        narrows_memories = (
-            query.filter is not None or query.as_of is not None or query.include_forgotten
-        )
-        narrows_chunks = query.filter is not None or query.as_of is not None
-        memory_sql = chunk_sql = None
+        terms = query_terms(query.text)
+        restricted = query.filter is not None or query.as_of is not None
+        sides: list[tuple[str, KindIndex, asyncio.Task[set[int]] | None]] = []
         if query.mode != "chunks":
-            memory_sql = asyncio.create_task(
-                self._memory_sql(namespace, query, match, now, narrows_memories)
-            )
+            narrow = restricted or query.include_forgotten
+            sees = self._memories_seen(namespace, query, now) if narrow else None
+            sides.append(("m", indexes.memories, asyncio.create_task(sees) if sees else None))
         if query.mode != "memories":
-            chunk_sql = asyncio.create_task(
-                self._chunk_sql(namespace, query, match, narrows_chunks)
-            )
-        # The queries reach their threads before the embedding and the scans take their turns.
-        await asyncio.sleep(0)
+            sees = self._chunks_seen(namespace, query) if restricted else None
+            sides.append(("c", indexes.chunks, asyncio.create_task(sees) if sees else None))
         found = Found(vector=(await self.embedder.embed([query.text], kind="query"))[0])
-        vector = found.vector
-        if memory_sql is not None and not narrows_memories:
-            found.memory_vector = indexes.memories.search(vector, depth)
-        if chunk_sql is not None and not narrows_chunks:
-            found.chunk_vector = indexes.chunks.search(vector, depth)
-        if memory_sql is not None:
-            among, found.memory_lexical = await memory_sql
-            if narrows_memories:
-                found.memory_vector = indexes.memories.search(vector, depth, among)
-        if chunk_sql is not None:
-            among, found.chunk_lexical = await chunk_sql
-            if narrows_chunks:
-                found.chunk_vector = indexes.chunks.search(vector, depth, among)
+        for kind, index, seen in sides:
+            among = await seen if seen is not None else None
+            vector_hits = index.vectors.search(found.vector, depth, among)
+            lexical_hits = index.words.search(terms, depth, among)
+            if kind == "m":
+                found.memory_vector, found.memory_lexical = vector_hits, lexical_hits
+            else:
+                found.chunk_vector, found.chunk_lexical = vector_hits, lexical_hits
         return found
 
-    async def _memory_sql(
-        self, namespace: str, query: Query, match: str, now: float, narrows: bool
-    ) -> Candidates:
-        where: str | None = None  # None: BM25's live path, without the join
-        params: list[Any] = []
-        among: set[int] | None = None
+    async def _memories_seen(self, namespace: str, query: Query, now: float) -> set[int]:
+        where, params = memory_conditions(query, now)
         async with self.store.read() as reader:
-            if narrows:
-                where, params = memory_conditions(query, now)
-                among = set(await reader.memory_seqs(namespace, where, params))
-            if not match:
-                return among, []
-            return among, await reader.bm25_memories(
-                namespace, match, self.fusion.depth, where, params
-            )
+            return set(await reader.memory_seqs(namespace, where, params))
 
-    async def _chunk_sql(
-        self, namespace: str, query: Query, match: str, narrows: bool
-    ) -> Candidates:
-        where, params = "1", list[Any]()  # "1": BM25 without the join to documents
-        among: set[int] | None = None
+    async def _chunks_seen(self, namespace: str, query: Query) -> set[int]:
+        where, params = chunk_conditions(query)
         async with self.store.read() as reader:
-            if narrows:
-                where, params = chunk_conditions(query)
-                among = set(await reader.chunk_seqs(namespace, where, params))
-            if not match:
-                return among, []
-            return among, await reader.bm25_chunks(
-                namespace, match, self.fusion.depth, where, params
-            )
+            return set(await reader.chunk_seqs(namespace, where, params))
 
     @staticmethod
     def _fill_cosines(found: Found, vector: np.ndarray, indexes: NamespaceIndexes) -> None:
@@ -245,7 +211,7 @@ class Recall:
         found.cosines.update((("c", seq), cos) for seq, cos in found.chunk_vector)
         for kind, index in (("m", indexes.memories), ("c", indexes.chunks)):
             missing = [seq for seq in found.seqs(kind) if (kind, seq) not in found.cosines]
-            for seq, cos in zip(missing, index.cosines(vector, missing), strict=True):
+            for seq, cos in zip(missing, index.vectors.cosines(vector, missing), strict=True):
                 found.cosines[kind, seq] = cos
 
     def _rank(

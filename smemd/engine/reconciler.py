@@ -63,7 +63,9 @@ class Reconciler:
         index = (await self.indexes.get(doc.namespace)).memories
         plans: list[Plan] = []
         for candidate, vector in items:
-            neighbours = await self._neighbours(index.search(vector, NEIGHBOURS), plans, vector)
+            neighbours = await self._neighbours(
+                index.vectors.search(vector, NEIGHBOURS), plans, vector
+            )
             decision = decide(candidate.text, neighbours)
             log.debug(
                 "reconcile %r: %s %s (%s)",
@@ -91,6 +93,7 @@ class Reconciler:
             index.add(
                 [m.seq for m in added],
                 np.stack([vectors[m.id] for m in added]),
+                [m.text for m in added],
                 [True] * len(added),
             )
 

@@ -137,9 +137,10 @@ class Worker:
         )
         if (loaded := self.indexes.loaded(doc.namespace)) is not None:
             async with self.store.read() as reader:
-                seqs, blobs = await reader.chunk_vectors_of(doc.id)
-            loaded.chunks.remove(seqs)  # a resumed job may have added some already
-            loaded.chunks.add(seqs, stack(blobs, self.indexes.dimension), [True] * len(seqs))
+                rows = await reader.chunk_index_rows_of(doc.id)
+            loaded.chunks.remove(rows.seqs)  # a resumed job may have added some already
+            vectors = stack(rows.vectors, self.indexes.dimension)
+            loaded.chunks.add(rows.seqs, vectors, rows.texts, rows.live)
         return job
 
     async def _commit(self, job: Job, phase: Phase, work: Work | None = None) -> Job:

@@ -9,7 +9,7 @@ import aiosqlite
 import msgspec
 import numpy as np
 
-from smemd.store.records import Candidate, Chunk, Document, Job, Namespace, Phase
+from smemd.store.records import Candidate, Chunk, Document, IndexRows, Job, Namespace, Phase
 from smemd.store.rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
@@ -144,18 +144,14 @@ class DocumentReads:
         )
         return {c.seq: c for c in to_records(Chunk, list(rows))}
 
-    async def chunk_vectors(
-        self, namespace: str, after: int, limit: int
-    ) -> tuple[list[int], list[bytes], list[bool]]:
-        """A page of chunk vectors (seq > `after`); every chunk is live."""
-        rows = list(
-            await self.db.execute_fetchall(
-                "SELECT seq, vector FROM chunks WHERE namespace = ? AND seq > ? AND vector IS NOT NULL"
-                " ORDER BY seq LIMIT ?",
-                [namespace, after, limit],
-            )
+    async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
+        """A page of chunks with vectors (seq > `after`); every chunk is live."""
+        rows = await self.db.execute_fetchall(
+            "SELECT seq, vector, text, 1 FROM chunks WHERE namespace = ? AND seq > ?"
+            " AND vector IS NOT NULL ORDER BY seq LIMIT ?",
+            [namespace, after, limit],
         )
-        return [r[0] for r in rows], [r[1] for r in rows], [True] * len(rows)
+        return IndexRows.of(list(rows))
 
     async def chunks_without_vectors(self, document_id: str) -> list[Chunk]:
         rows = await self.db.execute_fetchall(
@@ -164,12 +160,13 @@ class DocumentReads:
         )
         return to_records(Chunk, list(rows))
 
-    async def chunk_vectors_of(self, document_id: str) -> tuple[list[int], list[bytes]]:
+    async def chunk_index_rows_of(self, document_id: str) -> IndexRows:
         rows = await self.db.execute_fetchall(
-            "SELECT seq, vector FROM chunks WHERE document_id = ? AND vector IS NOT NULL ORDER BY seq",
+            "SELECT seq, vector, text, 1 FROM chunks WHERE document_id = ? AND vector IS NOT NULL"
+            " ORDER BY seq",
             [document_id],
         )
-        return [r[0] for r in rows], [r[1] for r in rows]
+        return IndexRows.of(list(rows))
 
     async def job(self, job_id: str) -> Job | None:
         rows = await self.db.execute_fetchall(

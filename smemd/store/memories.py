@@ -8,7 +8,7 @@ from typing import Any
 import aiosqlite
 import numpy as np
 
-from smemd.store.records import Memory, NewMemory, Relation, RelationKind
+from smemd.store.records import IndexRows, Memory, NewMemory, Relation, RelationKind
 from smemd.store.rows import MEMORY_COLUMNS, metadata_json, page, to_record, to_records
 from smemd.store.vectors import to_blob
 
@@ -94,16 +94,14 @@ class MemoryReads:
         )
         return [r[0] for r in rows]
 
-    async def memory_vectors(
-        self, namespace: str, after: int, limit: int
-    ) -> tuple[list[int], list[bytes], list[bool]]:
-        """A page of memory vectors (seq > `after`), with whether normal recall sees each."""
+    async def memory_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
+        """A page of memories with vectors (seq > `after`), with whether normal recall sees each."""
         rows = await self.db.execute_fetchall(
-            f"SELECT m.seq, m.vector, {LIVE} FROM memories m WHERE m.namespace = ? AND m.seq > ?"
-            " AND m.vector IS NOT NULL ORDER BY m.seq LIMIT ?",
+            f"SELECT m.seq, m.vector, m.text, {LIVE} FROM memories m WHERE m.namespace = ?"
+            " AND m.seq > ? AND m.vector IS NOT NULL ORDER BY m.seq LIMIT ?",
             [namespace, after, limit],
         )
-        return [r[0] for r in rows], [r[1] for r in rows], [bool(r[2]) for r in rows]
+        return IndexRows.of(list(rows))
 
     async def count_vectors(self, namespace: str) -> tuple[int, int]:
         """How many memories and chunks of the namespace have vectors."""
@@ -114,66 +112,6 @@ class MemoryReads:
         )
         memories, chunks = next(iter(rows))
         return int(memories), int(chunks)
-
-    async def bm25_memories(
-        self,
-        namespace: str,
-        match: str,
-        limit: int,
-        where: str | None = None,
-        params: Sequence[Any] = (),
-    ) -> list[tuple[int, float]]:
-        """(seq, score) best first, among live memories, or among those `where` (over `m`) admits.
-
-        The live case ranks inside the index alone and checks liveness on the rows ranked, which
-        is several times cheaper than joining every match; it ranks twice `limit` so that
-        superseded and forgotten rows rarely leave it short.
-        """
-        expression = _in_namespace(namespace, match)
-        if where is not None:
-            rows = await self.db.execute_fetchall(
-                "SELECT f.rowid, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts f"
-                f" JOIN memories m ON m.seq = f.rowid WHERE memories_fts MATCH ? AND ({where})"
-                " ORDER BY score DESC LIMIT ?",
-                [expression, *params, limit],
-            )
-            return [(r[0], r[1]) for r in rows]
-        ranked = list(
-            await self.db.execute_fetchall(
-                "SELECT rowid, -bm25(memories_fts, 1.0, 0.0) AS score FROM memories_fts"
-                " WHERE memories_fts MATCH ? ORDER BY score DESC LIMIT ?",
-                [expression, limit * 2],
-            )
-        )
-        if not ranked:
-            return []
-        marks = ",".join("?" * len(ranked))
-        rows = await self.db.execute_fetchall(
-            f"SELECT m.seq FROM memories m WHERE m.seq IN ({marks}) AND {LIVE}",
-            [r[0] for r in ranked],
-        )
-        live = {r[0] for r in rows}
-        return [(r[0], r[1]) for r in ranked if r[0] in live][:limit]
-
-    async def bm25_chunks(
-        self, namespace: str, match: str, limit: int, where: str = "1", params: Sequence[Any] = ()
-    ) -> list[tuple[int, float]]:
-        """(seq, score) best first among the chunks `where` (over `c` and its document `d`) admits."""
-        expression = _in_namespace(namespace, match)
-        if where == "1":
-            rows = await self.db.execute_fetchall(
-                "SELECT rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts"
-                " WHERE chunks_fts MATCH ? ORDER BY score DESC LIMIT ?",
-                [expression, limit],
-            )
-        else:
-            rows = await self.db.execute_fetchall(
-                "SELECT f.rowid, -bm25(chunks_fts, 1.0, 0.0) AS score FROM chunks_fts f"
-                " JOIN chunks c ON c.seq = f.rowid JOIN documents d ON d.id = c.document_id"
-                f" WHERE chunks_fts MATCH ? AND ({where}) ORDER BY score DESC LIMIT ?",
-                [expression, *params, limit],
-            )
-        return [(r[0], r[1]) for r in rows]
 
     async def relations_of(self, ids: Sequence[str]) -> list[Relation]:
         if not ids:
@@ -313,12 +251,3 @@ def _memory_row(new: NewMemory, vector: np.ndarray, now: float) -> list[Any]:
         new.document_id, new.chunk_id, now, now, new.event_at, new.expires_at,
         int(new.is_static), int(new.is_inference), metadata_json(new.metadata), to_blob(vector),
     ]  # fmt: skip
-
-
-def namespace_token(namespace: str) -> str:
-    """The namespace's token in the full-text index: what SQLite's 'ns' || hex(name) computes."""
-    return "ns" + namespace.encode().hex().upper()
-
-
-def _in_namespace(namespace: str, match: str) -> str:
-    return f'ns : "{namespace_token(namespace)}" AND text : ({match})'

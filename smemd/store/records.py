@@ -135,3 +135,20 @@ class NewMemory(Record):
     is_static: bool = False
     is_inference: bool = False
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class IndexRows(msgspec.Struct, kw_only=True):
+    """What recall's in-memory indexes hold of a page of rows: vector, text and visibility."""
+
+    seqs: list[int]
+    vectors: list[bytes]
+    texts: list[str]
+    live: list[bool]  # what normal recall sees: latest and not forgotten (every chunk)
+
+    @classmethod
+    def of(cls, rows: list[Any]) -> IndexRows:
+        """From (seq, vector, text, live) rows."""
+        return cls(
+            seqs=[r[0] for r in rows], vectors=[r[1] for r in rows], texts=[r[2] for r in rows],
+            live=[bool(r[3]) for r in rows],
+        )  # fmt: skip

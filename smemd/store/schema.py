@@ -165,8 +165,27 @@ async def m0001_initial(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0002_drop_full_text(db: aiosqlite.Connection) -> None:
+    """Recall ranks words in memory now (engine/lexicalindex.py): FTS5's bm25() cost about a
+    microsecond per matching row, and its triggers a second write of every text."""
+    await execute_script(
+        db,
+        """
+        DROP TRIGGER memories_fts_insert;
+        DROP TRIGGER memories_fts_delete;
+        DROP TRIGGER chunks_fts_insert;
+        DROP TRIGGER chunks_fts_delete;
+        DROP TABLE memories_fts;
+        DROP TABLE chunks_fts;
+        ALTER TABLE memories DROP COLUMN ns;
+        ALTER TABLE chunks DROP COLUMN ns;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
+    ("0002_drop_full_text", m0002_drop_full_text),
 ]
 
 

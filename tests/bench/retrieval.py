@@ -217,11 +217,19 @@ def main() -> None:
         "--state-dir", type=Path, help="keep the daemon's state here and reuse what it holds"
     )
     parser.add_argument("--dump", type=Path, help="write every question's ranked results as JSON")
+    parser.add_argument(
+        "--exact-scan-up-to", type=int, metavar="N",
+        help="[engine] exact-scan-up-to for the daemon (0: every search takes the reduced first pass)",
+    )  # fmt: skip
     args = parser.parse_args()
     conversations = load(args.path)
     state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
     state_dir.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(state_dir).start(["--log-level", "warning"])
+    config = None
+    if args.exact_scan_up_to is not None:
+        config = state_dir / "smemd.toml"
+        config.write_text(f"[engine]\nexact-scan-up-to = {args.exact_scan_up_to}\n")
+    daemon = DaemonProcess(state_dir, config).start(["--log-level", "warning"])
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     try:
         http = Http(daemon.socket)
