@@ -63,3 +63,15 @@ def test_sysusers_and_tmpfiles_build_the_layout(tmp_path: Path) -> None:
     for path, mode in (("run/smem", 0o2770), ("etc/smem", 0o750), ("var/lib/smem", 0o750)):
         info = (tmp_path / path).stat()
         assert (stat.S_IMODE(info.st_mode), info.st_gid) == (mode, gid), path
+
+
+def test_service_keeps_the_card_role() -> None:
+    lines = (UNITS / "smemd.service").read_text().splitlines()
+    unit = {key: value for key, _, value in (line.partition("=") for line in lines) if value}
+    # Stop order is the reverse of start order: smemd powers the nodes off and closes their images
+    # before vcactld goes down and before the image directory is unmounted.
+    assert "vcactl.service" in unit["Wants"].split()
+    assert "vcactl.service" in unit["After"].split()
+    assert unit["RequiresMountsFor"] == "/var/lib/vca"
+    # One node's worst-case poweroff (ssh 10 + 90 + pwrbtn-long 15 s) plus six closes of <= 10 s.
+    assert int(unit["TimeoutStopSec"]) >= 10 + 90 + 15 + 6 * 10
