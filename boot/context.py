@@ -1,0 +1,111 @@
+"""What a run of the sequence shares: vcactl, an ssh link per node, an HTTP session, the timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+import aiohttp
+
+from boot.steps import Timeouts
+from boot.target import Target
+from smemd.cards.sshlink import SshLink
+from smemd.cards.vcactl import Vcactl
+from smemd.cards.vcactl_output import BlockDevice
+
+log = logging.getLogger("smemd.boot")
+DEVICE = "vcablk0"  # the only block device a node can boot from (hardware.md §A.1)
+
+
+class Context:
+    """`async with Context(vcactl, state_dir=...) as ctx:` links and session are closed at the end."""
+
+    def __init__(
+        self, vcactl: Vcactl, *, state_dir: Path, timeouts: Timeouts | None = None,
+        client_keys: list[str] | None = None, sys_net: Path = Path("/sys/class/net"),
+    ) -> None:  # fmt: skip
+        self.vcactl = vcactl
+        self.state_dir = Path(state_dir)
+        self.timeouts = timeouts or Timeouts()
+        self.client_keys = client_keys  # None: asyncssh's defaults (~/.ssh/id_*)
+        self.sys_net = sys_net  # where the host's netdevs are listed; a test may point elsewhere
+        self._links: dict[str, SshLink] = {}
+        self._once: dict[str, asyncio.Task[None]] = {}
+        self.nodes_seen: set[tuple[int, int]] = set()  # (card, cpu) that `vcactl status` listed
+        self._stack = contextlib.AsyncExitStack()
+        self._session: aiohttp.ClientSession | None = None
+
+    async def __aenter__(self) -> Context:
+        await self._stack.__aenter__()
+        self._session = await self._stack.enter_async_context(aiohttp.ClientSession())
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        for task in self._once.values():
+            task.cancel()
+        await asyncio.gather(*self._once.values(), return_exceptions=True)
+        await self._stack.aclose()
+        self._session = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("Context used outside `async with`")
+        return self._session
+
+    async def once(self, name: str, work: Callable[[], Awaitable[None]]) -> None:
+        """Run `work` once per context however many nodes ask; each asker gets its outcome."""
+        if name not in self._once:
+
+            async def run() -> None:
+                await work()
+
+            self._once[name] = asyncio.create_task(run(), name=f"boot once {name}")
+        # Shielded: one node's step timing out must not cancel the work the others wait on.
+        await asyncio.shield(self._once[name])
+
+    async def link(self, target: Target) -> SshLink:
+        """The node's ssh link, dialled on first use and kept until the context ends."""
+        link = self._links.get(target.node)
+        if link is None:
+            t = self.timeouts
+            link = SshLink(
+                target.node, target.address, target.ssh_port, client_keys=self.client_keys,
+                known_hosts=self.state_dir / "known_hosts", connect_timeout=t.ssh,
+                backoff_initial=t.poll, backoff_cap=t.poll * 5,
+            )  # fmt: skip
+            link.suppress(True)  # booting and powering off, an unreachable node is expected
+            self._links[target.node] = link
+            await self._stack.enter_async_context(link)
+        return link
+
+    async def reachable(self, target: Target, within: float) -> bool:
+        """Whether ssh to the node connects within `within` seconds."""
+        link = await self.link(target)
+        return await link.wait_reachable(within)
+
+    async def state(self, target: Target) -> str:
+        """The node's state as `vcactl status` shows it."""
+        found = await self.vcactl.status(target.card, target.cpu)
+        for status in found:
+            if (status.card, status.cpu) == (target.card, target.cpu):
+                return status.state
+        return "absent"  # vcactl printed no line for it
+
+    async def image_device(self, target: Target) -> BlockDevice | None:
+        """The node's vcablk0 row of `blockio list`, None when it has none."""
+        rows = await self.vcactl.blockio_list(target.card, target.cpu, DEVICE)
+        return next((row for row in rows if (row.card, row.cpu) == (target.card, target.cpu)), None)
+
+    async def healthy(self, target: Target, port: int) -> bool:
+        """Whether the model server on `port` answers /health with 200 (503 while loading)."""
+        url = f"http://{target.address}:{port}/health"
+        try:
+            timeout = aiohttp.ClientTimeout(total=self.timeouts.http)
+            async with self.session.get(url, timeout=timeout) as response:
+                return response.status == 200
+        except (aiohttp.ClientError, TimeoutError):
+            return False
