@@ -61,7 +61,13 @@ class Context:
         if name not in self._once:
 
             async def run() -> None:
-                await work()
+                try:
+                    await work()
+                except BaseException:
+                    # A failure is every current asker's outcome, not the context's for good:
+                    # the next asker tries again (a long-lived manager keeps its context).
+                    self._once.pop(name, None)
+                    raise
 
             self._once[name] = asyncio.create_task(run(), name=f"boot once {name}")
         # Shielded: one node's step timing out must not cancel the work the others wait on.

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from smemd.config import CardTimeouts
 from smemd.errors import SmemError
 
 if TYPE_CHECKING:
@@ -20,18 +21,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("smemd.boot")
 
 
-class Timeouts(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
-    """Seconds. The defaults are the hardware's ceilings (hardware.md §A.7); tests pass small ones."""
-
-    vcactl: float = 60.0  # one vcactl call (its modprobe gate alone may take 10 s)
-    reset: float = 300.0  # reset to bios_up: vcactl's wait-bios-cmd-timeout-s
-    boot: float = 60.0  # the `vcactl boot` call: it returns once the LBP handover is done
-    ready: float = 200.0  # boot to net_device_ready: vcactl's wait-cmd-timeout-s
-    health: float = 300.0  # a 10 GB LLM loads from the PCIe-backed image for minutes
-    poweroff: float = 90.0  # each way of powering off gets this long to reach power_off
-    ssh: float = 10.0  # to connect, and to run one command
-    http: float = 5.0  # one /health request
-    poll: float = 1.0  # between looks at a state that is changing
+# The timeouts are config (`[cards.timeouts]`), so that smemd and `python -m boot` agree.
+Timeouts = CardTimeouts
 
 
 class StepFailed(SmemError):

@@ -95,10 +95,59 @@ class FleetConfig(Section):
     local: LocalConfig = msgspec.field(default_factory=LocalConfig)
 
 
+Seconds = Annotated[float, msgspec.Meta(gt=0, le=86400)]
+
+
+class CardTimeouts(Section):
+    """Seconds. The defaults are the hardware's ceilings (hardware.md §A.7)."""
+
+    vcactl: Seconds = 60.0  # one vcactl call (its modprobe gate alone may take 10 s)
+    reset: Seconds = 300.0  # reset to bios_up: vcactl's wait-bios-cmd-timeout-s
+    boot: Seconds = 60.0  # the `vcactl boot` call: it returns once the LBP handover is done
+    ready: Seconds = 200.0  # boot to net_device_ready: vcactl's wait-cmd-timeout-s
+    health: Seconds = 300.0  # a 10 GB LLM loads from the PCIe-backed image for minutes
+    poweroff: Seconds = 90.0  # each way of powering off gets this long to reach power_off
+    ssh: Seconds = 10.0  # to connect, and to run one command
+    http: Seconds = 5.0  # one /health request
+    poll: Seconds = 1.0  # between looks at a state that is changing
+
+
+class CardThresholds(Section):
+    """Failed checks in a row before each rung of the ladder: restart (N), reboot (M), failed (K)."""
+
+    restart_after: Annotated[int, msgspec.Meta(ge=1)] = 3
+    reboot_after: Annotated[int, msgspec.Meta(ge=1)] = 6
+    fail_after: Annotated[int, msgspec.Meta(ge=1)] = 10
+    boot_attempts: Annotated[int, msgspec.Meta(ge=1)] = 3  # then the node is failed
+
+    def __post_init__(self) -> None:
+        if not self.restart_after <= self.reboot_after <= self.fail_after:
+            raise ValueError("expected restart-after <= reboot-after <= fail-after")
+
+
+class CardIntervals(Section):
+    """Seconds."""
+
+    health: Seconds = 10.0  # between a node's checks
+    backoff: Seconds = 10.0  # after a ladder action or a failed boot, before the next; doubles
+    backoff_cap: Seconds = 300.0
+    telemetry: Seconds = 15.0  # between temperature and memory samples
+    extend: Seconds = 5.0  # while stopping, between EXTEND_TIMEOUT_USEC notices to systemd
+
+
 class CardsConfig(Section):
     vcactl: str = "/usr/sbin/vcactl"
     image_dir: str = "/var/lib/vca"
     boot: Literal["all", "none"] | list[NodeId] = "all"
+    ssh_user: str = "root"
+    ssh_key: str = ""  # the private key smemd logs in with; "" = ssh's default keys
+    ssh_port: Port = 22
+    # On stop, power the nodes off and close their images. Off: they keep running, and the next
+    # smemd adopts them.
+    power_off_on_stop: bool = True
+    timeouts: CardTimeouts = msgspec.field(default_factory=CardTimeouts)
+    thresholds: CardThresholds = msgspec.field(default_factory=CardThresholds)
+    intervals: CardIntervals = msgspec.field(default_factory=CardIntervals)
 
 
 class EngineConfig(Section):
