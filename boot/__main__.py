@@ -12,11 +12,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from boot.context import Context
+import msgspec
+
+from boot.context import Context, context_for
 from boot.sequence import NodeReport, Outcome, down, run_all, status, up
-from boot.steps import Timeouts
 from boot.target import Target, UnknownNode, targets_from_config
-from smemd.cards.vcactl import Vcactl
 from smemd.config import ConfigError, load
 from smemd.errors import SmemError
 
@@ -29,9 +29,9 @@ def parse_args(argv: Sequence[str]) -> argparse.Namespace:
     parser.add_argument("nodes", nargs="*", metavar="NODE", help="node ids (default: all)")
     parser.add_argument("--config", type=Path, help="smemd's TOML (default /etc/smem/smemd.toml)")
     parser.add_argument("--state-dir", type=Path, help="where known_hosts is kept")
-    parser.add_argument("--ssh-port", type=int, default=22)
-    parser.add_argument("--ssh-key", action="append", help="a client key (default: ~/.ssh/id_*)")
-    parser.add_argument("--poll", type=float, default=1.0, help="seconds between state polls")
+    parser.add_argument(
+        "--poll", type=float, help="seconds between state polls ([cards.timeouts] poll)"
+    )
     parser.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     return parser.parse_args(argv)
 
@@ -43,7 +43,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if exit_.code == 0 else 2
     try:
         config = load(args.config)
-        targets = targets_from_config(config, args.nodes, ssh_port=args.ssh_port)
+        targets = targets_from_config(config, args.nodes)
     except (ConfigError, UnknownNode) as err:
         sys.stderr.write(f"bad config: {err}\n")
         return 2
@@ -54,18 +54,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         level=logging.WARNING if args.quiet else logging.INFO, stream=sys.stderr,
         format="%(name)s %(levelname)s %(message)s",
     )  # fmt: skip
-    state_dir = args.state_dir or config.state_dir
-    return asyncio.run(_act(args.action, targets, config.cards.vcactl, state_dir, args))
+    timeouts = config.cards.timeouts
+    if args.poll is not None:
+        timeouts = msgspec.structs.replace(timeouts, poll=args.poll)
+    context = context_for(config, targets, state_dir=args.state_dir, timeouts=timeouts)
+    return asyncio.run(_act(args.action, targets, context))
 
 
-async def _act(
-    action: str, targets: list[Target], vcactl_path: str, state_dir: Path, args: argparse.Namespace
-) -> int:
-    timeouts = Timeouts(poll=args.poll)
-    vcactl = Vcactl(vcactl_path, timeout=timeouts.vcactl, cards=max(t.card for t in targets) + 1)
-    async with Context(
-        vcactl, state_dir=state_dir, timeouts=timeouts, client_keys=args.ssh_key
-    ) as ctx:
+async def _act(action: str, targets: list[Target], context: Context) -> int:
+    async with context as ctx:
         if action == "status":
             try:
                 reports = await status(targets, ctx)

@@ -15,6 +15,7 @@ from boot.target import Target
 from smemd.cards.sshlink import SshLink
 from smemd.cards.vcactl import Vcactl
 from smemd.cards.vcactl_output import BlockDevice
+from smemd.config import Config
 
 log = logging.getLogger("smemd.boot")
 DEVICE = "vcablk0"  # the only block device a node can boot from (hardware.md §A.1)
@@ -25,12 +26,14 @@ class Context:
 
     def __init__(
         self, vcactl: Vcactl, *, state_dir: Path, timeouts: Timeouts | None = None,
-        client_keys: list[str] | None = None, sys_net: Path = Path("/sys/class/net"),
+        client_keys: list[str] | None = None, username: str = "root",
+        sys_net: Path = Path("/sys/class/net"),
     ) -> None:  # fmt: skip
         self.vcactl = vcactl
         self.state_dir = Path(state_dir)
         self.timeouts = timeouts or Timeouts()
         self.client_keys = client_keys  # None: asyncssh's defaults (~/.ssh/id_*)
+        self.username = username
         self.sys_net = sys_net  # where the host's netdevs are listed; a test may point elsewhere
         self._links: dict[str, SshLink] = {}
         self._once: dict[str, asyncio.Task[None]] = {}
@@ -79,7 +82,8 @@ class Context:
         if link is None:
             t = self.timeouts
             link = SshLink(
-                target.node, target.address, target.ssh_port, client_keys=self.client_keys,
+                target.node, target.address, target.ssh_port, username=self.username,
+                client_keys=self.client_keys,
                 known_hosts=self.state_dir / "known_hosts", connect_timeout=t.ssh,
                 backoff_initial=t.poll, backoff_cap=t.poll * 5,
             )  # fmt: skip
@@ -115,3 +119,19 @@ class Context:
                 return response.status == 200
         except (aiohttp.ClientError, TimeoutError):
             return False
+
+
+def context_for(
+    config: Config, targets: list[Target], *, state_dir: Path | None = None,
+    timeouts: Timeouts | None = None,
+) -> Context:  # fmt: skip
+    """A context as `[cards]` configures it, for smemd and for `python -m boot` alike."""
+    cards = config.cards
+    timeouts = timeouts or cards.timeouts
+    vcactl = Vcactl(
+        cards.vcactl, timeout=timeouts.vcactl, cards=max((t.card for t in targets), default=0) + 1
+    )
+    return Context(
+        vcactl, state_dir=state_dir or config.state_dir, timeouts=timeouts,
+        client_keys=[cards.ssh_key] if cards.ssh_key else None, username=cards.ssh_user,
+    )  # fmt: skip

@@ -40,9 +40,7 @@ class UnknownNode(ValueError):
     """A node named on the command line that the config does not have."""
 
 
-def targets_from_config(
-    config: Config, names: Sequence[str] = (), *, ssh_port: int = 22
-) -> list[Target]:
+def targets_from_config(config: Config, names: Sequence[str] = ()) -> list[Target]:
     """The configured nodes (those in `names`, or all), in config order."""
     targets = []
     for node in config.fleet.nodes:
@@ -52,7 +50,7 @@ def targets_from_config(
         image = Path(config.cards.image_dir) / f"node{card}{cpu}.img"
         targets.append(Target(
             node=node.id, card=card, cpu=cpu, address=node.address or f"172.31.{k + 1}.1",
-            image=str(image), ssh_port=ssh_port, embed=node.embed, rerank=node.rerank,
+            image=str(image), ssh_port=config.cards.ssh_port, embed=node.embed, rerank=node.rerank,
             llm=node.llm,
         ))  # fmt: skip
     known = {t.node for t in targets}

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import fleet, ingest, memory, stats
+from smemctl import fleet, ingest, memory, nodes, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
@@ -123,7 +123,21 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
     ),
     "stats": (stats.stats, "documents, memories and jobs per namespace", stats.stats_arguments),
     "lanes": (fleet.lanes, "which nodes serve each lane, and what is lent", None),
-    "nodes": (fleet.nodes, "the fleet's nodes: lanes, roles, state, calls in flight", None),
+    "nodes": (
+        nodes.nodes,
+        "the fleet's nodes: lanes, roles, state, temperature, memory, calls in flight",
+        None,
+    ),
+    "cards": (nodes.cards, "the VCA cards and the state of each node", None),
+    "telemetry": (
+        nodes.telemetry,
+        "a card node's temperature and memory samples (the last hour)",
+        nodes.telemetry_arguments,
+    ),
+    "boot": (nodes.boot, "boot card nodes", nodes.action_arguments),
+    "reboot": (nodes.reboot, "reboot card nodes", nodes.action_arguments),
+    "poweroff": (nodes.poweroff, "power card nodes off", nodes.action_arguments),
+    "reset": (nodes.reset, "reset card nodes (or --card N) and boot them", nodes.reset_arguments),
     "pause": (
         fleet.pause,
         "lend nodes (--until or --for), optionally waiting until drained",

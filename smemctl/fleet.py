@@ -1,4 +1,4 @@
-"""The fleet commands: lanes and nodes, and lending nodes to the render farm (pause, resume)."""
+"""The fleet commands: lanes, and lending nodes to the render farm (pause, resume)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import msgspec
 
 from smemctl.client import Client
 from smemctl.common import echo
-from smemctl.table import table
 from smemd.protocol import ActivePause, Lanes, PauseReply
 
 
@@ -33,39 +32,6 @@ def lanes(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     print(_pause_line(reply.pause), file=out)
     if reply.pause_error:
         print(f"pause file refused: {reply.pause_error}", file=out)
-
-
-def nodes(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    reply, raw = client.get("/v1/lanes", Lanes)
-    if args.json:
-        echo(raw, out)
-        return
-
-    def state(healthy: bool, resting: bool, paused: bool) -> str:
-        return "lent" if paused else "resting" if resting else "up" if healthy else "down"
-
-    rows = [
-        (
-            n.id,
-            ",".join(n.lanes),
-            ",".join(n.roles),
-            state(n.healthy, n.resting, n.paused),
-            "yes" if n.lendable else "no",
-            sum(n.in_flight.values()),
-            n.last_error[:60],
-        )
-        for n in reply.nodes
-    ]
-    if rows:
-        print(
-            table(
-                rows,
-                header=("node", "lanes", "roles", "state", "lendable", "in flight", "last error"),
-            ),
-            file=out,
-        )
-    else:
-        print(f"the {reply.fleet_kind} fleet has no nodes", file=out)
 
 
 def pause_arguments(parser: argparse.ArgumentParser) -> None:

@@ -67,12 +67,18 @@ class NodeConfig(Section):
     embed: Port | None = None  # a role's port; left out when the node lacks that role
     rerank: Port | None = None
     llm: Port | None = None
-    lanes: Annotated[list[Lane], msgspec.Meta(min_length=1)] = msgspec.field(
-        default_factory=lambda: ["interactive"]
-    )
+    # None: the fleet's default, which is interactive, except on vca2: card 0 interactive, the
+    # other card background.
+    lanes: Annotated[list[Lane], msgspec.Meta(min_length=1)] | None = None
     lendable: bool = True
     card: Annotated[int, msgspec.Meta(ge=0, le=7)] | None = None
     cpu: Annotated[int, msgspec.Meta(ge=0, le=2)] | None = None
+
+    def lanes_in(self, fleet_kind: str) -> list[Lane]:
+        if self.lanes is not None:
+            return self.lanes
+        card = self.card if self.card is not None else int(self.id[4:]) // 3
+        return ["background"] if fleet_kind == "vca2" and card > 0 else ["interactive"]
 
 
 class LocalConfig(Section):

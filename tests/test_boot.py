@@ -60,7 +60,7 @@ def targets(sim: Simulator, tmp_path: Path) -> list[Target]:
         (section, key): value for section, table in raw.items() for key, value in table.items()
     }
     config: Config = load(Path(os.devnull), env={}, overrides=overrides)
-    return targets_from_config(config, ssh_port=sim.ports["ssh"])
+    return targets_from_config(config)
 
 
 @contextlib.asynccontextmanager
@@ -275,7 +275,7 @@ async def test_the_cli_prints_a_status_row_per_node(tmp_path: Path) -> None:
         config.write_text(dumps(config_for(sim, tmp_path / "state")))
         process = await asyncio.create_subprocess_exec(
             sys.executable, "-m", "boot", "status", "--config", str(config),
-            "--state-dir", str(tmp_path / "state"), "--ssh-port", str(sim.ports["ssh"]),
+            "--state-dir", str(tmp_path / "state"),
             stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
         )  # fmt: skip
         async with asyncio.timeout(20):

@@ -46,7 +46,7 @@ def targets(sim: Simulator, tmp_path: Path) -> list[Target]:
     }
     overrides = {(s, k): v for s, table in raw.items() for k, v in table.items()}
     config = load(Path(os.devnull), env={}, overrides=overrides)
-    return targets_from_config(config, ssh_port=sim.ports["ssh"])
+    return targets_from_config(config)
 
 
 class Changes:

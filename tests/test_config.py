@@ -71,7 +71,9 @@ half-life-days = 30
     )
     assert config.api.listen == "[::1]:8900" and parse_listen(config.api.listen) == ("::1", 8900)
     assert [n.id for n in config.fleet.nodes] == ["node0", "node3"]
-    assert config.fleet.nodes[1].embed is None and config.fleet.nodes[1].lanes == ["interactive"]
+    assert config.fleet.nodes[1].embed is None and config.fleet.nodes[1].lanes_in("hosts") == [
+        "interactive"
+    ]
     assert config.cards.boot == ["node0"]
 
 

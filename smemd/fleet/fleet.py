@@ -18,6 +18,7 @@ from pathlib import Path
 import aiohttp
 import numpy as np
 
+from smemd.cards.cards import Cards
 from smemd.config import Config, NodeConfig
 from smemd.fleet.builtin import Embedder, Kind, Vectors, load_embedder
 from smemd.fleet.llama import LlamaClient, LlamaError
@@ -79,6 +80,7 @@ class Fleet:
         self.interactive: Embedder
         self.background: Embedder
         self.reranker: LaneReranker | None = None  # when some node serves the rerank role
+        self.cards: Cards | None = None  # the vca2 fleet's card manager and telemetry
         self._stack = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> Fleet:
@@ -90,9 +92,7 @@ class Fleet:
             elif self.kind == "local":
                 await self._open_local()
             else:
-                raise FleetError(
-                    f"$.fleet.kind: {self.kind!r} is not served by this smemd yet; use builtin or hosts"
-                )
+                await self._open_vca2()
         except BaseException:
             await self._stack.aclose()
             raise
@@ -109,7 +109,28 @@ class Fleet:
         self.pauses = await self._stack.enter_async_context(
             PauseWatcher(Path(self.config.paths.pause_file), known=lendability(nodes_config))
         )
-        await self._serve([_node(n, session) for n in nodes_config], paused=self.pauses.paused)
+        await self._serve(
+            [_node(n, self.kind, session) for n in nodes_config], paused=self.pauses.paused
+        )
+
+    async def _open_vca2(self) -> None:
+        """The hosts' pool over card nodes that the card manager adopts or boots meanwhile."""
+        nodes_config = self.config.fleet.nodes
+        if not any(n.embed for n in nodes_config):
+            raise FleetError("$.fleet.nodes: no node has an embed port; the engine needs one")
+        session = await self._stack.enter_async_context(aiohttp.ClientSession())
+        pauses = self.pauses = await self._stack.enter_async_context(
+            PauseWatcher(Path(self.config.paths.pause_file), known=lendability(nodes_config))
+        )
+        cards = self.cards = await self._stack.enter_async_context(Cards(self.config))
+        nodes = [_node(n, self.kind, session) for n in nodes_config]
+        timeouts = self.config.cards.timeouts
+        # The store needs the embedder's name and width before anything is served: wait for the
+        # first node that embeds, not for them all.
+        await _first_ready(
+            [n for n in nodes if "embed" in n.clients], cards, timeouts.ready + timeouts.health
+        )
+        await self._serve(nodes, paused=lambda: pauses.paused() | cards.lent())
 
     async def _open_local(self) -> None:
         """llama-servers of our own on this host, one per configured model, as one node."""
@@ -150,14 +171,14 @@ class Fleet:
         )
 
 
-def _node(config: NodeConfig, session: aiohttp.ClientSession) -> Node:
+def _node(config: NodeConfig, kind: str, session: aiohttp.ClientSession) -> Node:
     address = config.address or f"172.31.{int(config.id[4:]) + 1}.1"  # VCA's default layout
     clients = {
         role: LlamaClient(session, f"http://{address}:{port}", node=config.id)
         for role in ROLE_PORTS
         if (port := getattr(config, role)) is not None
     }
-    return Node(config.id, clients, config.lanes, lendable=config.lendable)
+    return Node(config.id, clients, config.lanes_in(kind), lendable=config.lendable)
 
 
 async def _learn_embedder(pool: Pool) -> tuple[str, int]:
@@ -174,6 +195,23 @@ async def _learn_embedder(pool: Pool) -> tuple[str, int]:
             continue
         return props.model, int(vector.shape[1])
     raise FleetError("no embedding node answered; the store needs to know the embedder first")
+
+
+async def _first_ready(nodes: list[Node], cards: Cards, within: float) -> None:
+    """Until one of `nodes` answers /health; give up when none can, or after `within` seconds."""
+    assert cards.manager is not None
+    deadline = time.monotonic() + within
+    while True:
+        for node in nodes:
+            with contextlib.suppress(LlamaError):
+                if (await node.clients["embed"].health(timeout=2.0)).is_ready:
+                    return
+        views = {v.id: v for v in cards.manager.nodes()}
+        hopeless = [views[n.name] for n in nodes if views[n.name].state in ("failed", "off")]
+        if len(hopeless) == len(nodes) or time.monotonic() > deadline:
+            why = "; ".join(f"{v.id}: {v.state} {v.last_error}".strip() for v in views.values())
+            raise FleetError(f"no node that embeds came up ({why})")
+        await asyncio.sleep(min(1.0, within / 10))
 
 
 async def _wait_ready(node: Node, within: float) -> None:

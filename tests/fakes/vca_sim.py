@@ -154,9 +154,12 @@ class Simulator:
             for k in range(self.count)
         ]
 
-    def cards_config(self) -> dict[str, str]:
+    def cards_config(self) -> dict[str, Any]:
         """The `[cards]` table that points smemd at this simulator."""
-        return {"vcactl": str(self.vcactl), "image-dir": str(self.image_dir)}
+        return {
+            "vcactl": str(self.vcactl), "image-dir": str(self.image_dir),
+            "ssh-port": self.ports["ssh"],
+        }  # fmt: skip
 
     def _poweroff(self, k: int) -> None:
         """`systemctl poweroff` on node k: vcactl sees powering_down, then power_off."""
