@@ -179,3 +179,57 @@ async def test_a_restarted_daemon_adopts_the_nodes_it_finds_up(tmp_path: Path) -
             assert booted(sim) == before  # no reset, no boot
         finally:
             await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)
+
+
+async def test_with_the_embedder_remembered_smemd_serves_while_the_nodes_boot(
+    tmp_path: Path,
+) -> None:
+    async with simulator(tmp_path) as sim:
+        config = write_config(sim, tmp_path)
+        (tmp_path / "state").mkdir()
+        daemon = DaemonProcess(tmp_path / "state", config)
+        await asyncio.to_thread(daemon.start, ["--log-level", "info"], None, True)
+        await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)  # learnt; nodes powered off
+        remembered = json.loads((tmp_path / "state" / "fleet-embedder.json").read_text())
+        for k in range(6):
+            sim.set_node(k, delay=0.3)  # every vcactl call takes a while: a slow boot
+        daemon = DaemonProcess(tmp_path / "state", config)
+        await asyncio.to_thread(daemon.start, ["--log-level", "info"], None, True)
+        try:
+            first = await nodes_by_id(daemon)
+            assert any(n["state"] != "up" for n in first.values()), first
+            status, health = await acall(daemon, "GET", "/v1/health")
+            assert status == 200 and health["status"] == "ok"
+
+            async def all_up() -> bool:
+                nodes = await nodes_by_id(daemon)
+                return all(n["state"] == "up" and "embed" in n["roles"] for n in nodes.values())
+
+            await until(all_up, 30, "six nodes up, each still embedding")
+            _, status_body = await acall(daemon, "GET", "/v1/status")
+            assert status_body["embedder"] == remembered["name"]
+        finally:
+            await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)
+
+
+async def test_a_node_serving_another_embedder_gets_no_embedding_calls(tmp_path: Path) -> None:
+    async with simulator(tmp_path) as sim:
+        (tmp_path / "state").mkdir()
+        (tmp_path / "state" / "fleet-embedder.json").write_text(
+            json.dumps({"name": "another-model", "dimension": 384})
+        )
+        daemon = DaemonProcess(tmp_path / "state", write_config(sim, tmp_path))
+        await asyncio.to_thread(daemon.start, ["--log-level", "info"], None, True)
+        try:
+
+            async def refused() -> dict[str, Any] | None:
+                nodes = await nodes_by_id(daemon)
+                done = all("embed" not in n["roles"] for n in nodes.values())
+                return nodes if done else None
+
+            nodes = await until(refused, 30, "every node loses its embed role")
+            assert "serves embedder" in nodes["node0"]["lastError"]
+            status, error = await acall(daemon, "POST", "/ns/x/search", {"query": "anything"})
+            assert status == 503, error
+        finally:
+            await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)

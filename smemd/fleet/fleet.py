@@ -20,6 +20,7 @@ import numpy as np
 
 from smemd.cards.cards import Cards
 from smemd.config import Config, NodeConfig
+from smemd.fleet import identity
 from smemd.fleet.builtin import Embedder, Kind, Vectors, load_embedder
 from smemd.fleet.llama import LlamaClient, LlamaError
 from smemd.fleet.local import LocalServerError, ServerProcess
@@ -124,13 +125,14 @@ class Fleet:
         )
         cards = self.cards = await self._stack.enter_async_context(Cards(self.config))
         nodes = [_node(n, self.kind, session) for n in nodes_config]
-        timeouts = self.config.cards.timeouts
-        # The store needs the embedder's name and width before anything is served: wait for the
-        # first node that embeds, not for them all.
-        await _first_ready(
-            [n for n in nodes if "embed" in n.clients], cards, timeouts.ready + timeouts.health
-        )
-        await self._serve(nodes, paused=lambda: pauses.paused() | cards.lent())
+        known = identity.remembered(self.config.state_dir)
+        if known is None:
+            # The store needs the embedder's name and width before anything is served: the
+            # first run waits for the first node that embeds, not for them all.
+            timeouts = self.config.cards.timeouts
+            embedders = [n for n in nodes if "embed" in n.clients]
+            await _first_ready(embedders, cards, timeouts.ready + timeouts.health)
+        await self._serve(nodes, paused=lambda: pauses.paused() | cards.lent(), known=known)
 
     async def _open_local(self) -> None:
         """llama-servers of our own on this host, one per configured model, as one node."""
@@ -152,10 +154,20 @@ class Fleet:
         await _wait_ready(node, LOCAL_START_S)
         await self._serve([node], paused=frozenset)
 
-    async def _serve(self, nodes: list[Node], paused: Callable[[], frozenset[str]]) -> None:
-        """Put the nodes in a pool, learn the embedder behind them, and watch their health."""
+    async def _serve(
+        self, nodes: list[Node], paused: Callable[[], frozenset[str]],
+        known: identity.Identity | None = None,
+    ) -> None:  # fmt: skip
+        """Put the nodes in a pool, learn the embedder behind them (or hold them to the one
+        `known`), and watch their health."""
         self.pool = Pool(nodes, paused=paused)
-        name, dimension = await _learn_embedder(self.pool)
+        if known is None:
+            known = await _learn_embedder(self.pool)
+            await asyncio.to_thread(identity.remember, self.config.state_dir, known)
+        else:
+            checker = asyncio.create_task(identity.hold_to(self.pool, known), name="fleet-embedder")
+            self._stack.push_async_callback(_cancel, checker)
+        name, dimension = known.name, known.dimension
         self.interactive = LaneEmbedder(self.pool, "interactive", name, dimension)
         self.background = LaneEmbedder(self.pool, "background", name, dimension)
         if any("rerank" in node.clients for node in nodes):
@@ -181,19 +193,11 @@ def _node(config: NodeConfig, kind: str, session: aiohttp.ClientSession) -> Node
     return Node(config.id, clients, config.lanes_in(kind), lendable=config.lendable)
 
 
-async def _learn_embedder(pool: Pool) -> tuple[str, int]:
+async def _learn_embedder(pool: Pool) -> identity.Identity:
     """The model and width behind the embed role, from the first node that answers."""
     for node in pool.nodes.values():
-        client = node.clients.get("embed")
-        if client is None:
-            continue
-        try:
-            props = await client.props(timeout=5.0)
-            vector = await client.embed(["which model are you"], timeout=10.0)
-        except LlamaError as err:
-            log.warning("node %s: cannot learn the embedder: %s", node.name, err)
-            continue
-        return props.model, int(vector.shape[1])
+        if (found := await identity.learn(node)) is not None:
+            return found
     raise FleetError("no embedding node answered; the store needs to know the embedder first")
 
 
