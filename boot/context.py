@@ -27,7 +27,7 @@ class Context:
     def __init__(
         self, vcactl: Vcactl, *, state_dir: Path, timeouts: Timeouts | None = None,
         client_keys: list[str] | None = None, username: str = "root",
-        sys_net: Path = Path("/sys/class/net"),
+        sys_net: Path = Path("/sys/class/net"), sys_vca: Path = Path("/sys/class/vca"),
     ) -> None:  # fmt: skip
         self.vcactl = vcactl
         self.state_dir = Path(state_dir)
@@ -35,6 +35,7 @@ class Context:
         self.client_keys = client_keys  # None: asyncssh's defaults (~/.ssh/id_*)
         self.username = username
         self.sys_net = sys_net  # where the host's netdevs are listed; a test may point elsewhere
+        self.sys_vca = sys_vca  # the VCA driver's per-node state files
         self._links: dict[str, SshLink] = {}
         self._once: dict[str, asyncio.Task[None]] = {}
         self.nodes_seen: set[tuple[int, int]] = set()  # (card, cpu) that `vcactl status` listed
@@ -98,7 +99,13 @@ class Context:
         return await link.wait_reachable(within)
 
     async def state(self, target: Target) -> str:
-        """The node's state as `vcactl status` shows it."""
+        """The node's state as `vcactl status` shows it: from the driver's sysfs files when they
+        are there (a file read instead of a process per look), else from `vcactl status`."""
+        shown = await asyncio.to_thread(
+            _sysfs_state, self.sys_vca / f"vca{target.card}{target.cpu}"
+        )
+        if shown is not None:
+            return shown
         found = await self.vcactl.status(target.card, target.cpu)
         for status in found:
             if (status.card, status.cpu) == (target.card, target.cpu):
@@ -134,4 +141,16 @@ def context_for(
     return Context(
         vcactl, state_dir=state_dir or config.state_dir, timeouts=timeouts,
         client_keys=[cards.ssh_key] if cards.ssh_key else None, username=cards.ssh_user,
+        sys_vca=Path(cards.sysfs),
     )  # fmt: skip
+
+
+def _sysfs_state(node: Path) -> str | None:
+    """vcactl's own rule (hardware.md §A.3): the state shows only while the PCIe link is up, or
+    when it is power_off; otherwise the node is link_down. None: no such files here."""
+    try:
+        state = (node / "state").read_text().strip()
+        link = (node / "link_state").read_text().strip()
+    except OSError:
+        return None
+    return state if state == "power_off" or link == "up" else "link_down"

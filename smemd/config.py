@@ -145,6 +145,9 @@ class CardsConfig(Section):
     vcactl: str = "/usr/sbin/vcactl"
     image_dir: str = "/var/lib/vca"
     boot: Literal["all", "none"] | list[NodeId] = "all"
+    # The VCA driver's per-node `state` and `link_state` files: reading them is far cheaper than
+    # a `vcactl status` process per look while a node boots. Missing: smemd asks vcactl.
+    sysfs: str = "/sys/class/vca"
     ssh_user: str = "root"
     ssh_key: str = ""  # the private key smemd logs in with; "" = ssh's default keys
     ssh_port: Port = 22

@@ -27,7 +27,7 @@ from boot import (
 )
 from boot.__main__ import main
 from boot.bringup import host_link
-from smemd.cards.vcactl import Vcactl
+from smemd.cards.vcactl import Vcactl, VcactlMissing
 from smemd.config import Config, load
 from smemd.tomlwriter import dumps
 from tests.fakes.vca_sim import Simulator
@@ -313,3 +313,23 @@ async def _eventually(check: Any, within: float = 3.0) -> None:
     while not check():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
         await asyncio.sleep(0.02)
+
+
+async def test_node_state_comes_from_sysfs_with_vcactls_link_rule(tmp_path: Path) -> None:
+    sys_vca = tmp_path / "vca"
+    target = Target(node="node1", card=0, cpu=1, address="127.0.31.2", image="/x.img")
+    vcactl = Vcactl(str(tmp_path / "no-vcactl"))  # any fallback to it would fail loudly
+    async with Context(vcactl, state_dir=tmp_path, sys_vca=sys_vca) as ctx:
+        node = sys_vca / "vca01"
+        node.mkdir(parents=True)
+        for state, link, shown in [
+            ("net_device_ready", "up", "net_device_ready"),
+            ("net_device_ready", "down", "link_down"),  # the link is down: vcactl says so
+            ("power_off", "down", "power_off"),
+        ]:
+            (node / "state").write_text(state + "\n")
+            (node / "link_state").write_text(link + "\n")
+            assert await ctx.state(target) == shown
+        (node / "state").unlink()  # no driver files: vcactl is asked
+        with pytest.raises(VcactlMissing):
+            await ctx.state(target)

@@ -15,6 +15,7 @@ from tests.fakes.vca_node import FakeNode
 from tests.fakes.vcactl import (
     CPUS,
     STATE_FILE,
+    SYSFS,
     Timings,
     install,
     node_key,
@@ -158,7 +159,7 @@ class Simulator:
         """The `[cards]` table that points smemd at this simulator."""
         return {
             "vcactl": str(self.vcactl), "image-dir": str(self.image_dir),
-            "ssh-port": self.ports["ssh"],
+            "ssh-port": self.ports["ssh"], "sysfs": str(self.directory / SYSFS),
         }  # fmt: skip
 
     def _poweroff(self, k: int) -> None:

@@ -87,6 +87,9 @@ class Usage(Exception):
     """A parse error: vcactl prints it and exits 22."""
 
 
+SYSFS = "sys"  # beside the state file: the fake driver's sysfs, as smemd's [cards] sysfs
+
+
 def node_key(card: int, cpu: int) -> str:
     return f"node{card * CPUS + cpu}"
 
@@ -107,8 +110,21 @@ def _locked(path: Path, *, write: bool = True) -> Iterator[dict[str, Any]]:
             tmp = path.with_name(f".{path.name}.{os.getpid()}")
             tmp.write_text(json.dumps(state))
             os.replace(tmp, path)
+        _publish_sysfs(path.parent / SYSFS, state)
     finally:
         os.close(fd)  # releases the flock
+
+
+def _publish_sysfs(root: Path, state: dict[str, Any]) -> None:
+    """The driver's /sys/class/vca/vca<card><cpu>/{state,link_state}, as of this look."""
+    for node in state["nodes"].values():
+        directory = root / f"vca{node['card']}{node['cpu']}"
+        directory.mkdir(parents=True, exist_ok=True)
+        link = "down" if node["faults"]["dead"] else "up"
+        for name, value in (("state", node["state"]), ("link_state", link)):
+            tmp = directory / f".{name}.{os.getpid()}"
+            tmp.write_text(f"{value}\n")
+            os.replace(tmp, directory / name)
 
 
 def _go(node: dict[str, Any], first: str, *later: tuple[float, str]) -> None:
