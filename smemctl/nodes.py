@@ -4,6 +4,7 @@ actions `boot`, `reboot`, `poweroff` and `reset`."""
 from __future__ import annotations
 
 import argparse
+import urllib.parse
 from typing import TextIO
 
 from smemctl.client import Client
@@ -60,7 +61,7 @@ def telemetry_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def telemetry(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    query = f"/v1/telemetry?node={args.node}&since={args.since}"
+    query = "/v1/telemetry?" + urllib.parse.urlencode({"node": args.node, "since": args.since})
     reply, raw = client.get(query, Telemetry)
     if args.json:
         echo(raw, out)

@@ -55,12 +55,9 @@ async def nodes(request: web.Request) -> web.Response:
         view = views.get(node.name)
         if view is not None and cards is not None:
             sample = cards.telemetry.latest(node.name)
-            info.state, info.address, info.card, info.cpu = (
-                view.state,
-                view.address,
-                view.card,
-                view.cpu,
-            )
+            # Lent through the pause file, the node is the render farm's whatever its card state.
+            info.state = "lent" if node.name in paused else view.state
+            info.address, info.card, info.cpu = view.address, view.card, view.cpu
             info.last_error = view.last_error or node.last_error
             info.since, info.uptime_s = _iso(view.since), view.uptime_s
             info.model_health, info.restarts, info.reboots = (
