@@ -7,8 +7,11 @@ loop, so the daemon's blocking helpers run in threads.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import io
 import json
 import signal
+import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -85,11 +88,17 @@ def booted(sim: Simulator) -> list[tuple[str, str]]:
     return calls
 
 
-async def test_boots_serves_both_lanes_and_powers_everything_off(tmp_path: Path) -> None:
+async def test_boots_serves_both_lanes_and_powers_everything_off(
+    tmp_path: Path, short_dir: Path
+) -> None:
+    notices = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notices.bind(str(short_dir / "notify.sock"))
+    notices.setblocking(False)
+    env = {"NOTIFY_SOCKET": str(short_dir / "notify.sock")}
     async with simulator(tmp_path, faults={"node3": {"dead": True}}) as sim:
         daemon = DaemonProcess(tmp_path / "state", write_config(sim, tmp_path))
         (tmp_path / "state").mkdir()
-        await asyncio.to_thread(daemon.start, ["--log-level", "info"], None, True)
+        await asyncio.to_thread(daemon.start, ["--log-level", "info"], env, True)
         try:
 
             async def five_up() -> dict[str, Any] | None:
@@ -140,12 +149,15 @@ async def test_boots_serves_both_lanes_and_powers_everything_off(tmp_path: Path)
             assert sim.raw(k)["state"] in ("power_off", "link_down"), (k, sim.raw(k))
         images = [sim.raw(k)["blk"]["vcablk0"] for k in range(6)]
         assert all(d["open"] is None and d["enabled"] != "1" for d in images), images
+    messages = []
+    with contextlib.suppress(BlockingIOError), notices:
+        while True:
+            messages.append(notices.recv(4096).decode())
+    # While powering off, systemd is asked for the time the worst case still needs.
+    assert any("EXTEND_TIMEOUT_USEC=" in m for m in messages), messages
 
 
 def _smemctl(daemon: DaemonProcess, argv: list[str]) -> str:
-    import contextlib
-    import io
-
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         code = smemctl(["--socket", str(daemon.socket), *argv])
