@@ -31,7 +31,7 @@ from smemd.cards.vcactl import Vcactl, VcactlMissing
 from smemd.config import Config, load
 from smemd.tomlwriter import dumps
 from tests.fakes.vca_sim import Simulator
-from tests.fakes.vcactl import Timings
+from tests.fakes.vcactl import Timings, addressed
 
 FAST = Timeouts(vcactl=3, reset=3, boot=3, ready=3, health=3, poweroff=3, ssh=2, http=1, poll=0.05)
 ACTIONS = ("reset", "blockio open", "boot", "blockio close", "os-shutdown", "pwrbtn-long",
@@ -79,10 +79,7 @@ def actions(sim: Simulator, card: int, cpu: int, since: int = 0) -> list[str]:
     """The state-changing vcactl commands run on one node, in order."""
     done = []
     for call in sim.calls()[since:]:
-        argv = call["argv"]
-        name, address = (
-            (" ".join(argv[:2]), argv[2:4]) if argv[0] == "blockio" else (argv[0], argv[1:3])
-        )
+        name, address = addressed(call["argv"])
         if name in ACTIONS and address == [str(card), str(cpu)]:
             done.append(name)
     return done

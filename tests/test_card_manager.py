@@ -21,7 +21,7 @@ from smemd.config import load
 from smemd.errors import Conflict
 from smemd.fleet.pool import Node, Pool
 from tests.fakes.vca_sim import Simulator
-from tests.fakes.vcactl import Timings
+from tests.fakes.vcactl import Timings, addressed
 
 FAST = Timeouts(vcactl=3, reset=3, boot=3, ready=3, health=3, poweroff=3, ssh=1, http=1, poll=0.1)
 SHORT_WAITS = msgspec.structs.replace(FAST, ssh=0.3, poweroff=0.5)
@@ -81,10 +81,7 @@ def node_calls(sim: Simulator, card: int, cpu: int, since: int = 0) -> list[str]
     """Every vcactl command run on one node (status included), in order."""
     done = []
     for call in sim.calls()[since:]:
-        argv = call["argv"]
-        name, address = (
-            (" ".join(argv[:2]), argv[2:4]) if argv[0] == "blockio" else (argv[0], argv[1:3])
-        )
+        name, address = addressed(call["argv"])
         if address == [str(card), str(cpu)]:
             done.append(name)
     return done

@@ -35,7 +35,7 @@ from smemd.fleet.pool import Node
 from tests.daemon_process import DaemonProcess
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.fakes.vca_sim import Simulator
-from tests.fakes.vcactl import Timings
+from tests.fakes.vcactl import Timings, addressed
 from tests.test_cards_daemon import acall, call, nodes_by_id, until, write_config
 
 NODES = 6
@@ -76,13 +76,7 @@ def vcactl_seconds(calls: list[dict[str, Any]], names: list[str]) -> float:
     per_node = dict.fromkeys(names, 0.0)
     for run in calls:
         took = run["ended"] - (run["spawned"] or run["at"])
-        words = [w for w in run["argv"] if not w.startswith("-")]
-        rest = words[2:] if words[:1] == ["blockio"] else words[1:]  # after `blockio list` etc.
-        address: list[str] = []
-        for word in rest[:2]:
-            if not word.isdigit():
-                break
-            address.append(word)
+        _, address = addressed(run["argv"])
         for name in names:
             card, cpu = divmod(int(name[4:]), 3)
             if address == [str(card), str(cpu)][: len(address)]:

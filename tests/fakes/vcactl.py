@@ -90,6 +90,19 @@ class Usage(Exception):
 SYSFS = "sys"  # beside the state file: the fake driver's sysfs, as smemd's [cards] sysfs
 
 
+def addressed(argv: list[str]) -> tuple[str, list[str]]:
+    """A recorded call's command ("blockio open" with its subcommand) and the card and cpu it
+    names: [] for every node, [card] for a card's three, [card, cpu] for one node."""
+    words = [w for w in argv if not w.startswith("-")]
+    split = 2 if words[:1] == ["blockio"] else 1
+    address: list[str] = []
+    for word in words[split : split + 2]:
+        if not word.isdigit():
+            break
+        address.append(word)
+    return " ".join(words[:split]), address
+
+
 def node_key(card: int, cpu: int) -> str:
     return f"node{card * CPUS + cpu}"
 
