@@ -177,8 +177,13 @@ async def test_telemetry_resumes_after_ssh_drops(tmp_path: Path) -> None:
     async with fleet(tmp_path) as (sim, daemon):
         await wait_states(daemon, ALL_UP, 20)
         node = sim.node(4)
+
+        async def connected() -> bool:
+            return bool(node.connections)
+
+        # Up already implies a check over ssh; its link may still be between dials, though.
+        await until(connected, 10, "the daemon holds an ssh connection to node4")
         accepted = node.connections_accepted
-        assert node.connections, "the daemon holds no ssh connection to node4"
         dropped_at = time.time()
         node.drop_ssh()
         seen: set[str] = set()
