@@ -2,8 +2,8 @@
 """A fake Intel VCA 2.3.26 `vcactl`: its syntax, output and exit codes, over a JSON state file."""
 
 # Runs as `python3 vcactl.py --state STATE.json <vcactl args...>` (the wrapper `install` writes does
-# that), stdlib only so that it starts fast. Messages, streams and exit codes follow
-# /work/shared/reference/hardware.md §A.2-A.7 and Intel's vcactrl.cpp. Node states are stored as
+# that), stdlib only so that it starts fast. Messages, streams and exit codes follow Intel's
+# vcactl(1) page and vcactrl.cpp of VCA 2.3.26. Node states are stored as
 # timestamped transitions, so a later invocation reads the current state off the wall clock.
 
 from __future__ import annotations
