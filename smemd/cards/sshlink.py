@@ -12,6 +12,7 @@ from pathlib import Path
 import asyncssh
 import msgspec
 
+from smemd.cards.knownhosts import KnownHosts, pattern
 from smemd.errors import SmemError
 
 log = logging.getLogger("smemd.cards.ssh")
@@ -156,14 +157,8 @@ class SshLink:
 
     def forget_host_key(self) -> None:
         """Remove this host's pinned key (its image was rebuilt); the next connection pins anew."""
-        pattern = _pattern(self.host, self.port)
-        try:
-            lines = self.known_hosts.read_text().splitlines(keepends=True)
-        except FileNotFoundError:
-            return
-        kept = [ln for ln in lines if pattern not in (ln.split(maxsplit=1) or [""])[0].split(",")]
-        self.known_hosts.write_text("".join(kept))
-        log.info("node %s: forgot the host key of %s", self.node, pattern)
+        if KnownHosts(self.known_hosts).forget(self.host, self.port):
+            log.info("node %s: forgot the host key of %s", self.node, pattern(self.host, self.port))
 
     async def _supervise(self) -> None:
         delay = self.backoff_initial
@@ -188,7 +183,8 @@ class SshLink:
             self._down(watcher.reason)
 
     async def _dial(self) -> tuple[asyncssh.SSHClientConnection, _Watcher]:
-        pinned = _pinned(self.known_hosts, self.host, self.port)
+        known = KnownHosts(self.known_hosts)
+        pinned = known.pinned(self.host, self.port)
         watcher = _Watcher()
         conn = await asyncssh.connect(
             self.host, self.port, username=self.username, client_keys=self.client_keys,
@@ -200,7 +196,7 @@ class SshLink:
         key = conn.get_server_host_key()
         if pinned is None and key is not None:  # trust on first use, and remember
             try:
-                _remember(self.known_hosts, _pattern(self.host, self.port), key)
+                known.remember(self.host, self.port, key)
             except OSError:
                 conn.close()
                 raise
@@ -239,7 +235,7 @@ class SshLink:
     def _explain(self, err: Exception) -> str:
         if isinstance(err, asyncssh.HostKeyNotVerifiable):
             return (
-                f"host key mismatch: {_pattern(self.host, self.port)} does not present the key "
+                f"host key mismatch: {pattern(self.host, self.port)} does not present the key "
                 f"pinned in {self.known_hosts} (forget_host_key() if its image was rebuilt)"
             )
         return f"{self.host}:{self.port}: {_describe(err)}"
@@ -251,27 +247,3 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, TimeoutError):
         return "timed out"
     return str(err) or type(err).__name__
-
-
-def _pattern(host: str, port: int) -> str:
-    """How known_hosts names a host: bare on port 22, `[host]:port` otherwise."""
-    return host if port == 22 else f"[{host}]:{port}"
-
-
-def _pinned(path: Path, host: str, port: int) -> asyncssh.SSHKnownHosts | None:
-    """The known_hosts to check the host against; None when it names no key for it yet."""
-    try:
-        known = asyncssh.import_known_hosts(path.read_text())
-    except FileNotFoundError:
-        return None
-    keys, cas, _, certs, _, subjects, _ = known.match(host, host, port)
-    return known if keys or cas or certs or subjects else None
-
-
-def _remember(path: Path, pattern: str, key: asyncssh.SSHKey) -> None:
-    algorithm, data = key.export_public_key("openssh").decode().split()[:2]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a+") as file:
-        file.seek(0)
-        missing_newline = (text := file.read()) != "" and not text.endswith("\n")
-        file.write(("\n" if missing_newline else "") + f"{pattern} {algorithm} {data}\n")
