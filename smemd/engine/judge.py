@@ -1,0 +1,247 @@
+"""The letter-probability judge: one multiple-choice question, answered by reading probabilities.
+
+The options are offered as single capital letters, one token is generated under a grammar that
+allows only those letters, and each letter's probability is read from `top_logprobs` at position
+0. Those are the model's probabilities before the grammar, so the decision is their argmax (or
+undecided under a threshold), never the sampled token. Single capitals because each is one token
+in every byte-level BPE or SentencePiece vocabulary (single ASCII characters are base entries),
+so no letter's first token is shared with another's; words ("duplicate"/"distinct") or numbers
+past 9 ("1"/"10") can share one, and then one token cannot tell the options apart.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Mapping, Sequence
+from typing import Literal, Protocol
+
+import msgspec
+
+from smemd.fleet.llama import Chat, Message
+
+log = logging.getLogger("smemd.judge")
+
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+TOP_LOGPROBS = 20  # llama-server's default; the letters may rank far down before the grammar
+# Below this share of the model's probability the letters were not what it meant to say (the
+# grammar forced one): renormalising would turn that into false confidence.
+MIN_MASS = 0.01
+SYSTEM = (
+    "You answer multiple-choice questions with the letter of the best option, and nothing else."
+)
+
+
+class ChatClient(Protocol):
+    """What the judge needs of a llama-server client (LlamaClient, or a lane in front of one)."""
+
+    async def chat(
+        self, messages: Sequence[Message], *, max_tokens: int, grammar: str | None = None,
+        top_logprobs: int | None = None, timeout: float | None = None,  # noqa: ASYNC109
+    ) -> Chat: ...  # fmt: skip
+
+
+class Question(msgspec.Struct, frozen=True, kw_only=True):
+    """A question of one kind ("reconcile", "type", …) and its options, lettered A, B, … in order."""
+
+    kind: str
+    text: str
+    options: list[str]
+
+
+class Judgement(msgspec.Struct, frozen=True, kw_only=True):
+    """Each letter's probability renormalised over the letters; `choice` None when undecided."""
+
+    question_kind: str
+    options: list[str]
+    probabilities: dict[str, float]
+    choice: str | None
+    raw_top: dict[str, float]  # the top tokens at position 0 as the server listed them
+    missing: list[str] = []  # letters in no variant among the top tokens: probability 0
+    mass: float = 0.0  # the letters' share of the model's probability, before renormalising
+
+    @property
+    def index(self) -> int | None:
+        return None if self.choice is None else LETTERS.index(self.choice)
+
+
+def letters_for(count: int) -> str:
+    """The first `count` letters; two at least, since one option is no question."""
+    if not 2 <= count <= len(LETTERS):
+        raise ValueError(f"a judge question takes 2 to {len(LETTERS)} options, not {count}")
+    return LETTERS[:count]
+
+
+def grammar_for(letters: str) -> str:
+    """llama.cpp GBNF that allows exactly one of the letters."""
+    return "root ::= " + " | ".join(f'"{letter}"' for letter in letters)
+
+
+def one_line(text: str) -> str:
+    """Whitespace collapsed, so quoted text cannot start a line that looks like an option."""
+    return " ".join(text.split())
+
+
+def render(question: Question) -> list[Message]:
+    letters = letters_for(len(question.options))
+    lines = [
+        f"{letter}. {one_line(option)}"
+        for letter, option in zip(letters, question.options, strict=True)
+    ]
+    ask = f"Answer with one letter: {', '.join(letters[:-1])} or {letters[-1]}."
+    content = "\n".join([question.text.strip(), "", *lines, "", ask])
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+
+
+def read_letters(chat: Chat, letters: str) -> tuple[dict[str, float], dict[str, float]]:
+    """Each letter's raw probability at position 0 (variants summed), and the top list itself."""
+    raw_top: dict[str, float] = {}
+    found = dict.fromkeys(letters, 0.0)
+    if not chat.logprobs:
+        return found, raw_top
+    first = chat.logprobs[0]
+    for top in first.top_logprobs:
+        p = math.exp(top.logprob)
+        raw_top[top.token] = raw_top.get(top.token, 0.0) + p
+        # " A" and "A" are different tokens for the same answer; "a" (the article) is not it.
+        if (letter := top.token.strip()) in found:
+            found[letter] += p
+    # The generated token's own probability (also before the grammar) is known even when it
+    # ranks below the top list: a reading the top list lacks.
+    if first.token in found and first.token not in raw_top:
+        found[first.token] += math.exp(first.logprob)
+    return found, raw_top
+
+
+class Judge:
+    """Asks one lettered question per call; thresholds per question kind, else `threshold`.
+
+    Undecided when the best letter's renormalised probability is under the threshold, ties the
+    runner-up, or the letters hold under `min_mass` of the model's probability.
+    """
+
+    def __init__(
+        self, client: ChatClient, *, threshold: float = 0.5,
+        thresholds: Mapping[str, float] | None = None, min_mass: float = MIN_MASS,
+        top_logprobs: int = TOP_LOGPROBS, timeout: float | None = None,
+    ) -> None:  # fmt: skip
+        self.client = client
+        self.threshold = threshold
+        self.thresholds = dict(thresholds or {})
+        self.min_mass = min_mass
+        self.top_logprobs = top_logprobs
+        self.timeout = timeout
+
+    def threshold_for(self, kind: str) -> float:
+        return self.thresholds.get(kind, self.threshold)
+
+    async def decide(self, question: Question) -> Judgement:
+        letters = letters_for(len(question.options))
+        chat = await self.client.chat(
+            render(question), max_tokens=1, grammar=grammar_for(letters),
+            top_logprobs=self.top_logprobs, timeout=self.timeout,
+        )  # fmt: skip
+        return self.weigh(question, chat)
+
+    def weigh(self, question: Question, chat: Chat) -> Judgement:
+        """The judgement a reply gives: argmax of the renormalised letters, if sure enough."""
+        letters = letters_for(len(question.options))
+        found, raw_top = read_letters(chat, letters)
+        mass = math.fsum(found.values())
+        probabilities = {k: (p / mass if mass > 0 else 0.0) for k, p in found.items()}
+        ranked = sorted(probabilities.values(), reverse=True)
+        best = max(probabilities, key=probabilities.__getitem__)
+        # A tie is no decision, whatever the threshold says.
+        sure = ranked[0] >= self.threshold_for(question.kind) and ranked[0] > ranked[1]
+        judgement = Judgement(
+            question_kind=question.kind,
+            options=list(question.options),
+            probabilities=probabilities,
+            choice=best if sure and mass > 0 and mass >= self.min_mass else None,
+            raw_top=raw_top,
+            missing=[k for k, p in found.items() if p == 0.0],
+            mass=mass,
+        )
+        log.info(
+            "judge %s: %s -> %s (letters' mass %.3f, missing %s)",
+            question.kind,
+            " ".join(f"{k}={p:.3f}" for k, p in probabilities.items()),
+            judgement.choice or "undecided",
+            mass,
+            ",".join(judgement.missing) or "none",
+        )
+        return judgement
+
+
+OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]
+MemoryType = Literal["fact", "preference", "episode"]
+RECONCILE_NEIGHBOURS = 3
+_OUTCOME_TEXT = {
+    "duplicate": "The new fact says the same as memory [{n}]; it adds nothing.",
+    "updates": "The new fact replaces memory [{n}]: [{n}] was true, and is no longer.",
+    "extends": "The new fact adds detail to memory [{n}], which stays true.",
+}
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """A reconciliation outcome; `neighbour` indexes the neighbours given, None for distinct."""
+
+    kind: OutcomeKind
+    neighbour: int | None = None
+
+
+class ReconcileQuestion(msgspec.Struct, frozen=True):
+    question: Question
+    outcomes: list[Outcome]  # one per option, in letter order
+
+    def outcome(self, judgement: Judgement) -> Outcome | None:
+        """The chosen letter as (kind, neighbour index); None when undecided."""
+        return None if judgement.index is None else self.outcomes[judgement.index]
+
+
+def reconcile_options(
+    candidate_text: str, neighbours: Sequence[str], *, k: int = RECONCILE_NEIGHBOURS
+) -> ReconcileQuestion:
+    """Duplicate of, updates or extends each of the top-k neighbours, or distinct from them all."""
+    if not neighbours:
+        raise ValueError("no neighbours: a candidate without any is distinct, nothing to ask")
+    shown = [one_line(text) for text in neighbours[:k]]
+    outcomes = [
+        Outcome(kind, i) for kind in ("duplicate", "updates", "extends") for i in range(len(shown))
+    ]
+    outcomes.append(Outcome("distinct"))
+    options = [
+        _OUTCOME_TEXT[o.kind].format(n=o.neighbour + 1) if o.neighbour is not None
+        else "The new fact is about something else: none of the above."
+        for o in outcomes
+    ]  # fmt: skip
+    memories = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(shown))
+    text = (
+        f"Stored memories:\n{memories}\n\nNew fact: {one_line(candidate_text)}\n\n"
+        "How does the new fact relate to the stored memories?"
+    )
+    return ReconcileQuestion(Question(kind="reconcile", text=text, options=options), outcomes)
+
+
+_TYPE_TEXT: dict[MemoryType, str] = {
+    "fact": "a fact: something true about the world or a person, not tied to one moment",
+    "preference": "a preference: what someone likes, dislikes, wants or prefers",
+    "episode": "an episode: something that happened at a particular time",
+}
+
+
+class TypeQuestion(msgspec.Struct, frozen=True):
+    question: Question
+    types: list[MemoryType]  # one per option, in letter order
+
+    def memory_type(self, judgement: Judgement) -> MemoryType | None:
+        """The chosen letter as a memory type; None when undecided."""
+        return None if judgement.index is None else self.types[judgement.index]
+
+
+def type_options(memory_text: str) -> TypeQuestion:
+    """Is a memory a fact, a preference or an episode?"""
+    types: list[MemoryType] = ["fact", "preference", "episode"]
+    text = f"Memory: {one_line(memory_text)}\n\nWhat kind of memory is it?"
+    options = [f"It is {_TYPE_TEXT[t]}." for t in types]
+    return TypeQuestion(Question(kind="type", text=text, options=options), types)
