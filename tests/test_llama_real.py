@@ -4,14 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import math
-import shutil
-import socket
-import subprocess
-import tempfile
 import time
-import urllib.request
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 
 import aiohttp
 import numpy as np
@@ -24,72 +18,13 @@ from smemd.fleet.llama import (
     LlamaServerError,
     LlamaUnavailable,
 )
-from tests.llama_tools import llama_server_binary, smollm2_model
+from tests.llama_tools import N_CTX, SLOTS, Server, smollm2_model
 
 pytestmark = pytest.mark.llama
 
-N_CTX = 1024
-SLOTS = 2
 YES_NO = 'root ::= "yes" | "no"'
 QUESTION = [{"role": "user", "content": "Is the sky blue? Answer yes or no."}]
 TEXTS = ["Alex lives in Seattle", "The recipe needs two eggs", "Node three runs hot"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-class Server:
-    """One llama-server process on 127.0.0.1 and a free port, its output kept for failures."""
-
-    def __init__(self, *flags: str) -> None:
-        self.port = _free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.dir = Path(tempfile.mkdtemp(prefix="llama-"))
-        args = [
-            str(llama_server_binary()),
-            "-m",
-            str(smollm2_model()),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(self.port),
-        ]
-        # One thread: with two on a busy two-core machine, ggml's spinning threads wait on each
-        # other and a 40-token prompt took 8 s instead of 0.3.
-        args += ["-c", str(N_CTX), "-np", str(SLOTS), "-t", "1", "--jinja", *flags]
-        with (self.dir / "server.log").open("wb") as log:  # the child keeps its own descriptor
-            self.process = subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT)
-
-    def output(self) -> str:
-        return (self.dir / "server.log").read_text(errors="replace")[-3000:]
-
-    def wait_ready(self, deadline: float = 40.0) -> None:
-        end = time.monotonic() + deadline
-        while time.monotonic() < end:
-            if self.process.poll() is not None:
-                pytest.fail(f"llama-server exited {self.process.returncode}:\n{self.output()}")
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=1) as reply:
-                    if reply.status == 200:
-                        return
-            except OSError:  # refused, or 503 while loading (HTTPError is an OSError)
-                pass
-            time.sleep(0.05)
-        pytest.fail(f"llama-server not ready in {deadline} s:\n{self.output()}")
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        shutil.rmtree(self.dir, ignore_errors=True)
 
 
 def _serve(*flags: str) -> Iterator[Server]:
