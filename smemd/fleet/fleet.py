@@ -12,20 +12,20 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import aiohttp
-import numpy as np
 
 from smemd.cards.cards import Cards
 from smemd.config import Config, NodeConfig
 from smemd.fleet import identity
-from smemd.fleet.builtin import Embedder, Kind, Vectors, load_embedder
+from smemd.fleet.builtin import Embedder, load_embedder
+from smemd.fleet.lanes import LaneChatter, LaneEmbedder, LaneReranker
 from smemd.fleet.llama import LlamaClient, LlamaError
 from smemd.fleet.local import LocalServerError, ServerProcess
 from smemd.fleet.pause import PauseWatcher, lendability
-from smemd.fleet.pool import Lane, Node, Pool, Role
+from smemd.fleet.pool import Node, Pool, Role
 
 log = logging.getLogger("smemd.fleet")
 
@@ -37,41 +37,6 @@ class FleetError(Exception):
     """The fleet cannot start (a configuration it cannot serve, no embedder reachable)."""
 
 
-class LaneEmbedder:
-    """The `Embedder` interface over the pool, for one lane."""
-
-    is_fallback = False
-
-    def __init__(self, pool: Pool, lane: Lane, name: str, dimension: int) -> None:
-        self.pool = pool
-        self.lane: Lane = lane
-        self.name = name
-        self.dimension = dimension
-
-    async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
-        if isinstance(texts, str):
-            raise TypeError("embed() takes a sequence of texts, not one str")
-        batch = list(texts)
-        if not batch:
-            return np.zeros((0, self.dimension), dtype=np.float32)
-        return await self.pool.call(
-            "embed", self.lane, lambda client: client.embed(batch, kind=kind)
-        )
-
-
-class LaneReranker:
-    """The `Reranker` interface over the pool: raw cross-encoder scores, on the interactive lane."""
-
-    def __init__(self, pool: Pool) -> None:
-        self.pool = pool
-
-    async def rerank(self, query: str, texts: Sequence[str]) -> list[float]:
-        documents = list(texts)
-        return await self.pool.call(
-            "rerank", "interactive", lambda client: client.rerank(query, documents)
-        )
-
-
 class Fleet:
     def __init__(self, config: Config) -> None:
         self.config = config
@@ -81,6 +46,10 @@ class Fleet:
         self.interactive: Embedder
         self.background: Embedder
         self.reranker: LaneReranker | None = None  # when some node serves the rerank role
+        # When some node serves the llm role: ask on the interactive lane, extraction and
+        # judging on the background lane.
+        self.interactive_llm: LaneChatter | None = None
+        self.background_llm: LaneChatter | None = None
         self.cards: Cards | None = None  # the vca2 fleet's card manager and telemetry
         self._stack = contextlib.AsyncExitStack()
 
@@ -172,6 +141,9 @@ class Fleet:
         self.background = LaneEmbedder(self.pool, "background", name, dimension)
         if any("rerank" in node.clients for node in nodes):
             self.reranker = LaneReranker(self.pool)
+        if any("llm" in node.clients for node in nodes):
+            self.interactive_llm = LaneChatter(self.pool, "interactive")
+            self.background_llm = LaneChatter(self.pool, "background")
         watcher = asyncio.create_task(self.pool.watch(), name="fleet-health")
         self._stack.push_async_callback(_cancel, watcher)
         log.info(
