@@ -103,6 +103,7 @@ class Daemon:
             self.config.engine,
             background=fleet.background,
             reranker=fleet.reranker,
+            llm=fleet.background_llm,
         )
         try:
             await engine.start()

@@ -60,6 +60,8 @@ async def test_status_reports_the_process_and_its_listeners(running: Running) ->
         "tcp"
     ].endswith(":0")
     assert body["fleetKind"] == "builtin"
+    # No model serves the llm role: facts and answers come from the heuristics, and say so.
+    assert body["heuristics"] == ["extraction", "reconciliation", "answers"]
     assert body["uptimeS"] >= 0
 
 

@@ -11,6 +11,8 @@ from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.protocol import Health, LogLevelChange, LogLevelReply, Status
 
+HEURISTICS = ["extraction", "reconciliation", "answers"]
+
 
 async def health(request: web.Request) -> web.Response:
     return reply(Health(status="ok", version=__version__))
@@ -30,6 +32,7 @@ async def status(request: web.Request) -> web.Response:
             log_level=log.level_name(),
             embedder=state.engine.embedder.name if state.engine else "",
             warnings=_warnings(state),
+            heuristics=[] if state.engine is None or state.engine.llm else HEURISTICS,
         )
     )
 

@@ -14,6 +14,7 @@ from smemd.engine.memories import Memories
 from smemd.engine.recall import Recall, Reranker
 from smemd.engine.worker import Worker
 from smemd.fleet.builtin import Embedder
+from smemd.fleet.llama import ChatModel
 from smemd.store.api import Store
 from smemd.store.records import Job, Namespace
 
@@ -35,15 +36,18 @@ class Engine:
         *,
         background: Embedder | None = None,
         reranker: Reranker | None = None,
+        llm: ChatModel | None = None,
     ) -> None:
         """`embedder` serves searches; `background` (the same model on other nodes) serves ingest;
-        `reranker`, when the fleet has a cross-encoder, re-scores the top of each search."""
+        `reranker`, when the fleet has a cross-encoder, re-scores the top of each search; `llm`,
+        when it has a chat model, reads facts and reconciles them in place of the heuristics."""
+        self.llm = llm
         self.config = config
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
         self.indexes = Indexes(self.store, embedder.dimension, config.exact_scan_up_to)
         self.worker = Worker(
-            self.store, background or embedder, self.indexes, config.ingest_concurrency
+            self.store, background or embedder, self.indexes, config.ingest_concurrency, llm
         )
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker)
         self.documents = Documents(self.store, self.indexes, self.worker)

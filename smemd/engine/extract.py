@@ -1,15 +1,22 @@
-"""The extracting phase without an LLM: candidate facts from each chunk, typed and embedded."""
+"""The extracting phase: candidate facts from a document's chunks, typed and embedded.
+
+With a model (the fleet's background chat lane) the LLM reads the chunks in groups
+(`llmfacts`); without one, a heuristic cuts facts from each chunk's sentences.
+"""
 
 from __future__ import annotations
 
 import re
+from datetime import UTC, date, datetime
 
 import numpy as np
 
 from smemd.engine import facts
+from smemd.engine.llmfacts import Chatter, LlmFact, extract_facts
+from smemd.engine.relativedates import utc_day
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
-from smemd.store.records import Candidate, Document, Job
+from smemd.store.records import Candidate, Chunk, Document, Job
 
 # A chat turn written as "Speaker: text". Facts are cut from the text alone (a name before the
 # colon would make "Caroline: Hey Mel!" look like content) and each keeps the speaker, so
@@ -18,10 +25,43 @@ _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 
 
 async def extract_candidates(
-    store: Store, embedder: Embedder, job: Job, doc: Document
+    store: Store, embedder: Embedder, job: Job, doc: Document, llm: Chatter | None = None
 ) -> list[tuple[Candidate, np.ndarray]]:
     async with store.read() as reader:
         chunks = await reader.chunks_of(doc.id)
+    if llm is not None:
+        candidates = await _read_by_llm(llm, job, doc, chunks)
+    else:
+        candidates = _cut_from_sentences(job, doc, chunks)
+    vectors = await embedder.embed([c.text for c in candidates], kind="document")
+    return list(zip(candidates, vectors, strict=True))
+
+
+async def _read_by_llm(
+    llm: Chatter, job: Job, doc: Document, chunks: list[Chunk]
+) -> list[Candidate]:
+    """Facts as the model reads them. A failure (no content, not JSON) fails the phase, to be
+    retried: it is never taken for a document without facts."""
+    dated = doc.content_date if doc.content_date is not None else doc.created_at
+    found = await extract_facts(
+        llm, [c.text for c in chunks], source=doc.title or doc.url or doc.id,
+        document_date=utc_day(dated),
+    )  # fmt: skip
+    return [_candidate(job, chunks, position, fact) for position, fact in enumerate(found)]
+
+
+def _candidate(job: Job, chunks: list[Chunk], position: int, fact: LlmFact) -> Candidate:
+    return Candidate(
+        job_id=job.id, position=position, chunk_id=chunks[fact.chunks[0]].id, text=fact.text,
+        type=fact.type, event_at=_midnight(fact.event_date) if fact.event_date else None,
+    )  # fmt: skip
+
+
+def _midnight(day: date) -> float:
+    return datetime(day.year, day.month, day.day, tzinfo=UTC).timestamp()
+
+
+def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Candidate]:
     candidates: list[Candidate] = []
     for chunk in chunks:
         speaker = _SPEAKER.match(chunk.text)
@@ -43,5 +83,4 @@ async def extract_candidates(
                     event_at=doc.content_date if kind == "episode" else None,
                 )
             )
-    vectors = await embedder.embed([c.text for c in candidates], kind="document")
-    return list(zip(candidates, vectors, strict=True))
+    return candidates

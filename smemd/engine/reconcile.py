@@ -26,9 +26,9 @@ class Neighbour(Protocol):
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
-    """What to do with a new fact; `target` is the memory it duplicates or updates."""
+    """What to do with a new fact; `target` is the memory it duplicates, updates or extends."""
 
-    kind: Literal["duplicate", "updates", "distinct"]
+    kind: Literal["duplicate", "updates", "extends", "distinct"]
     target: str | None
     score: float
     reason: str

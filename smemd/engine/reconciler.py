@@ -1,7 +1,8 @@
 """The reconciling phase: each candidate against its nearest memories, all in one commit.
 
-The decision itself (`reconcile.decide`) is a replaceable function; this module gathers the
-neighbours, applies decisions as versions, sources and relations, and keeps the index in step.
+The decision is the heuristic's (`reconcile.decide`), or the LLM judge's when the fleet has a
+model (`judged`); this module gathers the neighbours, applies decisions as versions, sources
+and relations, and keeps the index in step.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import numpy as np
 
 from smemd.engine.ids import new_id, now
 from smemd.engine.indexes import Indexes
+from smemd.engine.judge import Judge
+from smemd.engine.judged import judged_decision
 from smemd.engine.reconcile import Decision, decide
 from smemd.store.api import Store, Writer
 from smemd.store.records import Candidate, Document, Job, Memory, NewMemory
@@ -53,9 +56,10 @@ async def check_current(writer: Writer, job: Job) -> None:
 
 
 class Reconciler:
-    def __init__(self, store: Store, indexes: Indexes) -> None:
+    def __init__(self, store: Store, indexes: Indexes, judge: Judge | None = None) -> None:
         self.store = store
         self.indexes = indexes
+        self.judge = judge
 
     async def reconcile(self, job: Job, doc: Document) -> None:
         async with self.store.read() as reader:
@@ -66,7 +70,10 @@ class Reconciler:
             neighbours = await self._neighbours(
                 index.vectors.search(vector, NEIGHBOURS), plans, vector
             )
-            decision = decide(candidate.text, neighbours)
+            if self.judge is not None:
+                decision = await judged_decision(self.judge, candidate.text, neighbours)
+            else:
+                decision = decide(candidate.text, neighbours)
             log.debug(
                 "reconcile %r: %s %s (%s)",
                 candidate.text,
@@ -137,5 +144,7 @@ class Reconciler:
         memory = await writer.insert_memory(new, plan.vector, now())
         if parent is not None:
             await writer.add_relation(memory.id, parent.id, "updates", decision.score, now())
+        if decision.kind == "extends" and decision.target is not None:
+            await writer.add_relation(memory.id, decision.target, "extends", decision.score, now())
         plan.memory_id = memory.id
         return memory

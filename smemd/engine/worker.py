@@ -17,8 +17,10 @@ from smemd.engine import chunking
 from smemd.engine.extract import extract_candidates
 from smemd.engine.ids import new_id, now
 from smemd.engine.indexes import Indexes
+from smemd.engine.judge import Judge
 from smemd.engine.reconciler import JobGone, Reconciler, check_current
 from smemd.fleet.builtin import Embedder
+from smemd.fleet.llama import ChatModel
 from smemd.store.api import Store, Writer
 from smemd.store.records import Document, Job, Phase
 from smemd.store.vectors import stack
@@ -31,13 +33,17 @@ Work = Callable[[Writer], Awaitable[object]]
 
 class Worker:
     def __init__(
-        self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4
-    ) -> None:
+        self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
+        llm: ChatModel | None = None,
+    ) -> None:  # fmt: skip
+        """With `llm` (a chat model on the background lane) facts are read and reconciled by
+        the model; without, by the heuristics."""
         self.store = store
         self.concurrency = concurrency
         self.embedder = embedder
         self.indexes = indexes
-        self.reconciler = Reconciler(store, indexes)
+        self.llm = llm
+        self.reconciler = Reconciler(store, indexes, Judge(llm) if llm is not None else None)
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
 
@@ -101,7 +107,7 @@ class Worker:
         if job.phase == "embedding":
             return await self._embed(job, doc)
         if job.phase == "extracting":
-            items = await extract_candidates(self.store, self.embedder, job, doc)
+            items = await extract_candidates(self.store, self.embedder, job, doc, self.llm)
             return await self._commit(job, "reconciling", lambda w: w.insert_candidates(items))
         if job.phase == "reconciling":
             await self.reconciler.reconcile(job, doc)

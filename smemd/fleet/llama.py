@@ -8,7 +8,7 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 import aiohttp
 import msgspec
@@ -98,6 +98,17 @@ class Props(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def model(self) -> str:
         return _model_name(self.model_alias or self.model_path)
+
+
+class ChatModel(Protocol):
+    """A chat model: LlamaClient, or a lane of the fleet that picks the node per call."""
+
+    async def chat(
+        self, messages: Sequence[Message], *, max_tokens: int, temperature: float = 0.0,
+        grammar: str | None = None, json_schema: Mapping[str, Any] | None = None,
+        logprobs: bool = False, top_logprobs: int | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109
+    ) -> Chat: ...  # fmt: skip
 
 
 class TopLogprob(msgspec.Struct, frozen=True):

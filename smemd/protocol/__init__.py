@@ -47,6 +47,8 @@ class Status(Reply):
     log_level: str
     embedder: str = ""
     warnings: list[str] = msgspec.field(default_factory=list)
+    # What runs on the engine's heuristics because no node serves the llm role.
+    heuristics: list[str] = msgspec.field(default_factory=list)
 
 
 class LogLevelChange(Request):

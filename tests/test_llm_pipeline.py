@@ -1,0 +1,127 @@
+"""Ingest with a chat model: the LLM reads the facts and the letter judge reconciles them.
+
+A `hosts` fleet of two fakes: one embeds, one is the chat model. The model's rules stand for a
+good model: extraction answers JSON facts, and the judge's letters carry chosen probabilities.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smemd.config import load
+from tests.conftest import Running, StartDaemon
+from tests.fakes.fleet import hosts_config, started
+from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.test_api import call
+
+NS = "http://smemd/ns/llm"
+FACTS = {
+    "Seattle": [{"text": "Alex lives in Seattle", "type": "fact", "eventDate": None,
+                 "entities": ["Alex", "Seattle"]}],
+    "Portland": [{"text": "Alex lives in Portland", "type": "fact", "eventDate": None,
+                  "entities": ["Alex", "Portland"]}],
+    "balcony": [{"text": "Alex lives in Portland in a flat with a balcony", "type": "fact",
+                 "eventDate": None, "entities": ["Alex"]}],
+    "meeting": [{"text": "The meeting with Sam was cancelled", "type": "episode",
+                 "eventDate": "2025-03-12", "entities": ["Sam"]}],
+}  # fmt: skip
+# What the judge's options say, by outcome, for memory [1].
+OUTCOMES = {"updates": "replaces memory [1]", "extends": "adds detail to memory [1]"}
+
+
+def letter_for(prompt: str, wording: str) -> str:
+    found = re.search(rf"^([A-Z])\. .*{re.escape(wording)}", prompt, re.MULTILINE)
+    assert found, (wording, prompt)
+    return found.group(1)
+
+
+def model(body: Mapping[str, Any]) -> str | Reply:
+    prompt = body["messages"][-1]["content"]
+    if "json_schema" in body:
+        if "empty" in prompt:
+            return ""  # a reasoning model that spent its budget thinking
+        text = prompt.split("<document", 1)[-1]
+        key = next((k for k in ("balcony", "meeting", "Portland", "Seattle") if k in text), None)
+        return json.dumps(FACTS[key] if key else [])
+    if "grammar" in body:  # the reconciliation judge
+        new_fact = prompt.split("New fact:", 1)[1].splitlines()[0]
+        outcome = "extends" if "balcony" in new_fact else "updates"
+        return Reply(probs={letter_for(prompt, OUTCOMES[outcome]): 0.9, "A": 0.05})
+    return "ok"
+
+
+@pytest.fixture
+async def running(short_dir: Path, start_daemon: StartDaemon) -> AsyncIterator[Running]:
+    servers = {
+        "node0": FakeLlamaServer(host="127.0.31.1"),
+        "node1": FakeLlamaServer(host="127.0.31.2", roles=(), chat=model),
+    }
+    async with started(servers):
+        toml = short_dir / "smemd.toml"
+        toml.write_text(
+            hosts_config(
+                short_dir,
+                [
+                    ("node0", servers["node0"], ["interactive", "background"], "embed"),
+                    ("node1", servers["node1"], ["interactive", "background"], "llm"),
+                ],
+            )
+        )
+        yield await start_daemon(load(toml, env={}))
+
+
+async def ingest(running: Running, content: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"content": content}
+    status, doc, _ = await call(running.unix, "POST", f"{NS}/document", json=body)
+    assert status == 200, doc
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await asyncio.wait_for(engine.wait_idle(), 30)
+    status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{doc['id']}")
+    return dict(doc)
+
+
+async def memories(running: Running, history: bool = False) -> list[dict[str, Any]]:
+    body = {"history": history}
+    status, page, _ = await call(running.unix, "POST", f"{NS}/list/memories", json=body)
+    assert status == 200, page
+    return list(page["memories"])
+
+
+async def test_the_model_reads_facts_and_the_judge_versions_them(running: Running) -> None:
+    _, body, _ = await call(running.unix, "GET", "http://smemd/v1/status")
+    assert body["heuristics"] == []
+    await ingest(running, "Hi! So, Alex lives in Seattle these days.")
+    assert [m["memory"] for m in await memories(running)] == ["Alex lives in Seattle"]
+    await ingest(running, "News: Alex moved to Portland last spring.")
+    latest = await memories(running)
+    assert [m["memory"] for m in latest] == ["Alex lives in Portland"]
+    portland = latest[0]
+    assert portland["version"] == 2 and portland["isLatest"]
+    await ingest(running, "The new place in Portland has a balcony.")
+    texts = {m["memory"] for m in await memories(running)}
+    assert texts == {"Alex lives in Portland", "Alex lives in Portland in a flat with a balcony"}
+    status, found, _ = await call(
+        running.unix, "POST", f"{NS}/search",
+        json={"query": "balcony flat", "include": {"related": True}, "limit": 1},
+    )  # fmt: skip
+    assert status == 200 and found["results"][0]["memory"].endswith("balcony"), found
+    siblings = found["results"][0]["included"]["related"]["siblings"]
+    assert [(m["memory"], m["relation"]) for m in siblings] == [
+        ("Alex lives in Portland", "extends")
+    ]
+    every = await memories(running, history=True)
+    assert {m["memory"]: m["isLatest"] for m in every}["Alex lives in Seattle"] is False
+
+
+async def test_an_empty_model_answer_fails_the_job_and_stores_nothing(running: Running) -> None:
+    doc = await ingest(running, "This one comes back empty.")
+    assert doc["system"]["status"] == "failed", doc
+    assert await memories(running) == []
