@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import fleet, ingest, memory, nodes, stats
+from smemctl import answers, fleet, ingest, memory, nodes, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
@@ -120,6 +120,16 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         memory.profile,
         "a namespace's static and dynamic profile",
         memory.profile_arguments,
+    ),
+    "ask": (
+        answers.ask,
+        "answer QUESTION from memory, citing numbered sources",
+        answers.ask_arguments,
+    ),
+    "compress": (
+        answers.compress,
+        "the numbered context recall gives QUERY, and its tokens",
+        answers.compress_arguments,
     ),
     "stats": (stats.stats, "documents, memories and jobs per namespace", stats.stats_arguments),
     "lanes": (fleet.lanes, "which nodes serve each lane, and what is lent", None),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from smemd.api import documents, files, lanes, memories, namespaces, nodes, recall
+from smemd.api import answers, documents, files, lanes, memories, namespaces, nodes, recall
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.routes import add_routes
 from smemd.api.state import STATE, ApiState
@@ -19,6 +19,7 @@ def create_app(state: ApiState) -> web.Application:
     add_routes(app)
     for module in (documents, files, recall, memories, namespaces):
         module.add_routes(app.router)
+    answers.add_routes(app.router)
     lanes.add_routes(app.router, state.admin_routes)
     nodes.add_routes(app.router, state.admin_routes)
     return app
