@@ -5,9 +5,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import logging
+import re
 import socket
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +105,7 @@ class Simulator:
             self.nodes.append(FakeNode(
                 hosts[k], ssh_port=self.ports["ssh"], embed_port=self.ports["embed"],
                 rerank_port=self.ports["rerank"], llm_port=self.ports["llm"],
-                on_poweroff=functools.partial(self._poweroff, k),
+                on_poweroff=functools.partial(self._poweroff, k), chat=node_model,
             ))  # fmt: skip
         self._watcher = asyncio.create_task(self._watch(), name="vca simulator")
         return self
@@ -191,3 +194,18 @@ class Simulator:
         elif not runs and node.running:
             log.debug("vca simulator: node%d OS down", k)
             await node.stop()
+
+
+def node_model(body: Mapping[str, Any]) -> str:
+    """The nodes' chat model: extraction lists the document's sentences as facts; any other
+    question gets the fake's default answer (a grammar's first alternative)."""
+    if "json_schema" not in body:
+        return "ok"
+    prompt = str(body["messages"][-1]["content"])
+    document = prompt.split("<document", 1)[1] if "<document" in prompt else ">"
+    text = document.split(">", 1)[1].rsplit("</document>", 1)[0]
+    sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
+    facts: list[dict[str, Any]] = [
+        {"text": s[:400], "type": "fact", "eventDate": None, "entities": []} for s in sentences
+    ]
+    return json.dumps(facts)
