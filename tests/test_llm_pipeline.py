@@ -42,9 +42,13 @@ def letter_for(prompt: str, wording: str) -> str:
     return found.group(1)
 
 
+EXTRACTION_PROMPTS: list[str] = []
+
+
 def model(body: Mapping[str, Any]) -> str | Reply:
     prompt = body["messages"][-1]["content"]
     if "json_schema" in body:
+        EXTRACTION_PROMPTS.append(prompt)
         if "empty" in prompt:
             return ""  # a reasoning model that spent its budget thinking
         text = prompt.split("<document", 1)[-1]
@@ -125,3 +129,15 @@ async def test_an_empty_model_answer_fails_the_job_and_stores_nothing(running: R
     doc = await ingest(running, "This one comes back empty.")
     assert doc["system"]["status"] == "failed", doc
     assert await memories(running) == []
+
+
+async def test_the_namespace_supporting_context_guides_extraction(running: Running) -> None:
+    guide = "Track where people live and what they cancel."
+    status, _, _ = await call(running.unix, "PATCH", NS, json={"supportingContext": guide})
+    assert status == 200
+    EXTRACTION_PROMPTS.clear()
+    await ingest(running, "The meeting with Sam was cancelled.")
+    assert len(EXTRACTION_PROMPTS) == 1 and guide in EXTRACTION_PROMPTS[0]
+    assert "<document" in EXTRACTION_PROMPTS[0]
+    (memory,) = await memories(running)
+    assert memory["type"] == "episode" and memory["eventAt"].startswith("2025-03-12")
