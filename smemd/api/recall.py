@@ -22,6 +22,7 @@ from smemd.protocol.memory import (
     SearchResponse,
     SearchResult,
 )
+from smemd.store.records import Memory
 
 RELATED_LIMIT = 5
 
@@ -76,14 +77,19 @@ async def _result(request: web.Request, hit: Hit, body: Search, now: float) -> S
 async def profile(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, Profile) if await request.read() else Profile()
-    params.filter_of(body.filter)  # validated; profiles are not filtered without an LLM yet
-    static, dynamic = await params.engine(request).memories.profile(ns)
+    built = await params.engine(request).profiles.build(
+        ns, filter=params.filter_of(body.filter), buckets=body.buckets or []
+    )
+
+    def facts(memories: list[Memory]) -> list[Fact]:
+        return [Fact(id=m.id, memory=m.text) for m in memories]
+
     return reply(
         ProfileResponse(
             profile=ProfileBody(
-                static=[Fact(id=m.id, memory=m.text) for m in static],
-                dynamic=[Fact(id=m.id, memory=m.text) for m in dynamic],
-                buckets={name: [] for name in body.buckets or []},
+                static=facts(built.static),
+                dynamic=facts(built.dynamic),
+                buckets={name: facts(found) for name, found in built.buckets.items()},
             )
         )
     )

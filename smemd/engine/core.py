@@ -11,6 +11,7 @@ from smemd.config import EngineConfig
 from smemd.engine.documents import Documents
 from smemd.engine.indexes import Indexes
 from smemd.engine.memories import Memories
+from smemd.engine.profile import Profiles
 from smemd.engine.recall import Recall, Reranker
 from smemd.engine.worker import Worker
 from smemd.fleet.builtin import Embedder
@@ -52,6 +53,7 @@ class Engine:
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker)
         self.documents = Documents(self.store, self.indexes, self.worker)
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
+        self.profiles = Profiles(self.store, self.recall)
         self._worker_task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:

@@ -1,4 +1,4 @@
-"""Memories after ingest: read, relate, version by hand, forget and restore, and the profile."""
+"""Memories after ingest: read, relate, version by hand, forget and restore."""
 
 from __future__ import annotations
 
@@ -18,7 +18,6 @@ LIVE_NOW = (
     "m.is_latest = 1 AND m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
 )
 RELATED_STEPS = 3
-DYNAMIC_DAYS = 14
 
 
 class Related(msgspec.Struct):
@@ -176,22 +175,6 @@ class Memories:
             if memory is None:
                 raise _not_found(namespace, memory_id)
             await writer.set_expiry(memory.id, at, now())
-
-    async def profile(self, namespace: str, limit: int = 30) -> tuple[list[Memory], list[Memory]]:
-        """Static: preferences, then facts, the most often stated first. Dynamic: recent episodes and updates."""
-        t = now()
-        async with self.store.read() as reader:
-            static, _ = await reader.memories(
-                namespace, where=f"{LIVE_NOW} AND m.type IN ('preference', 'fact')", params=[t],
-                order="m.type = 'preference' DESC, m.is_static DESC, (SELECT count(*) FROM"
-                " memory_sources s WHERE s.memory_id = m.id) DESC, m.created_at DESC",
-                limit=limit, offset=0,
-            )  # fmt: skip
-            dynamic, _ = await reader.memories(
-                namespace, where=f"{LIVE_NOW} AND (m.type = 'episode' OR m.version > 1) AND m.created_at >= ?",
-                params=[t, t - DYNAMIC_DAYS * 86400], order="m.created_at DESC", limit=limit, offset=0,
-            )  # fmt: skip
-        return static, dynamic
 
     def _set_live(self, namespace: str, memories: list[Memory], *, live: bool) -> None:
         if (loaded := self.indexes.loaded(namespace)) is not None:

@@ -1,0 +1,37 @@
+"""The profile over HTTP: preferences before facts, connected first, buckets and filters."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.conftest import Running
+from tests.test_api import call
+from tests.test_memory_api import add, settle
+
+NS = "http://smemd/ns/people"
+
+
+async def profile(running: Running, **body: Any) -> dict[str, Any]:
+    status, reply, _ = await call(running.unix, "POST", f"{NS}/profile", json=body)
+    assert status == 200, reply
+    return dict(reply["profile"])
+
+
+async def test_preferences_come_first_and_buckets_hold_what_they_name(running: Running) -> None:
+    await add(running, "Alex lives in Seattle.", metadata={"person": "alex"})
+    await add(running, "Alex loves hiking in the mountains.", metadata={"person": "alex"})
+    await add(running, "Sam works at the harbour.", metadata={"person": "sam"})
+    await settle(running)
+    built = await profile(running, buckets=["preferences", "seattle"])
+    static = [f["memory"] for f in built["static"]]
+    assert static[0] == "Alex loves hiking in the mountains."  # the preference leads
+    assert set(static[1:]) == {"Alex lives in Seattle.", "Sam works at the harbour."}
+    assert [f["memory"] for f in built["buckets"]["preferences"]] == [static[0]]
+    assert [f["memory"] for f in built["buckets"]["seattle"]][:1] == ["Alex lives in Seattle."]
+    only_sam = {
+        "operator": "and",
+        "operands": [{"field": "person", "operator": "eq", "value": "sam"}],
+    }
+    narrowed = await profile(running, filter=only_sam, buckets=["preferences"])
+    assert [f["memory"] for f in narrowed["static"]] == ["Sam works at the harbour."]
+    assert narrowed["buckets"] == {"preferences": []}
