@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.util
 import os
@@ -11,6 +12,7 @@ import subprocess
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -112,3 +114,14 @@ class Server:
                 self.process.kill()
                 self.process.wait()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(*flags: str) -> Iterator[str]:
+    """The URL of a real llama-server with `flags`, ready, and stopped afterwards."""
+    server = Server(*flags)
+    try:
+        server.wait_ready()
+        yield server.url
+    finally:
+        server.stop()

@@ -21,7 +21,7 @@ from smemd.engine.judge import (
 )
 from smemd.fleet.llama import Chat, LlamaClient
 from tests.fakes.llama_server import FakeLlamaServer, Reply, Rules
-from tests.llama_tools import Server
+from tests.llama_tools import serving
 
 ABC = Question(kind="test", text="Which colour is the sky?", options=["blue", "red", "green"])
 RULES: Rules = [
@@ -219,12 +219,8 @@ async def test_typing_maps_letters_to_memory_types(
 
 @pytest.fixture(scope="module")
 def real_llm() -> Iterator[str]:
-    server = Server()
-    try:
-        server.wait_ready()
-        yield server.url
-    finally:
-        server.stop()
+    with serving() as url:
+        yield url
 
 
 @pytest.mark.llama

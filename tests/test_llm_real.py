@@ -14,7 +14,7 @@ import pytest
 
 from smemd.engine.evidence import answer_prompt, compress, parse_citations
 from smemd.fleet.llama import LlamaClient
-from tests.llama_tools import Server
+from tests.llama_tools import serving
 from tests.test_evidence import m_hit, memory
 
 pytestmark = pytest.mark.llama
@@ -22,12 +22,8 @@ pytestmark = pytest.mark.llama
 
 @pytest.fixture(scope="module")
 def model_url() -> Iterator[str]:
-    server = Server("-c", "2048", "-np", "1")
-    try:
-        server.wait_ready()
-        yield server.url
-    finally:
-        server.stop()
+    with serving("-c", "2048", "-np", "1") as url:
+        yield url
 
 
 async def test_an_answer_cites_only_evidence_that_exists(model_url: str) -> None:

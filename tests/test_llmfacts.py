@@ -24,7 +24,7 @@ from smemd.engine.llmfacts import (
 )
 from smemd.fleet.llama import Chat, LlamaClient, LlamaEmptyAnswer, LlamaServerError, Message
 from tests.fakes.llama_server import FakeLlamaServer
-from tests.llama_tools import Server
+from tests.llama_tools import serving
 
 FRIDAY = date(2025, 3, 14)
 MEETING = "Last Tuesday's meeting with Dana Ruiz was cancelled. Dana prefers green tea."
@@ -249,12 +249,8 @@ async def test_a_failing_group_fails_the_document(session: aiohttp.ClientSession
 def smollm2() -> Iterator[str]:
     # Server checks for the binary and model first, skipping without them.
     # One slot of 2,048 tokens: the rules and a group do not fit the shared fixtures' 512.
-    server = Server("-c", "2048", "-np", "1")
-    try:
-        server.wait_ready()
-        yield server.url
-    finally:
-        server.stop()
+    with serving("-c", "2048", "-np", "1") as url:
+        yield url
 
 
 @pytest.mark.llama

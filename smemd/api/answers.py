@@ -22,7 +22,7 @@ from smemd.engine.evidence import (
     parse_citations,
     redact,
 )
-from smemd.engine.recall import Hit, Query
+from smemd.engine.recall import Hit
 from smemd.errors import BadRequest, Unavailable
 from smemd.fleet.lanes import LaneChatter
 from smemd.fleet.llama import Chat, LlamaClient, LlamaError
@@ -129,7 +129,7 @@ async def _evidence(request: web.Request, body: Compress) -> Evidence:
     if not body.q.strip():
         raise BadRequest("invalid request body", "$.q: must not be blank")
     engine = params.engine(request)
-    hits = await engine.recall.search(body.namespace, _query(engine, body))
+    hits = await engine.recall.search(body.namespace, params.search_query(engine, body.q, body))
     documents = await _documents(engine, hits)
     compressed = compress(hits, documents, body.max_tokens)
     by_id = {}
@@ -139,21 +139,6 @@ async def _evidence(request: web.Request, body: Compress) -> Evidence:
         elif hit.chunk is not None:
             by_id[hit.chunk.id] = hit
     return Evidence(compressed, by_id, documents)
-
-
-def _query(engine: Engine, body: Compress) -> Query:
-    """The search `POST /ns/{ns}/search` would run for the same options."""
-    half_life = body.half_life_days
-    return Query(
-        text=body.q,
-        mode=body.search_mode,
-        limit=body.limit,
-        threshold=body.threshold,
-        filter=params.filter_of(body.filter),
-        as_of=params.timestamp(body.as_of, "$.asOf"),
-        half_life_days=engine.config.half_life_days if half_life is None else half_life,
-        rerank=body.rerank != "none",
-    )
 
 
 async def _documents(engine: Engine, hits: list[Hit]) -> dict[str, Document]:

@@ -5,13 +5,14 @@ from __future__ import annotations
 import re
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, Protocol
 
 from aiohttp import web
 
 from smemd.api.state import STATE
 from smemd.engine.core import Engine
 from smemd.engine.filters import Filter, FilterError, parse_filter
+from smemd.engine.recall import Mode, Query
 from smemd.errors import BadRequest, Unavailable
 from smemd.protocol.memory import NAMESPACE_PATTERN
 
@@ -93,3 +94,35 @@ def filter_of(raw: Any, path: str = "$.filter") -> Filter | None:
 
 def now() -> float:
     return time.time()
+
+
+class SearchOptions(Protocol):
+    """The search options `search`, `compress` and `ask` share, as their bodies carry them."""
+
+    @property
+    def search_mode(self) -> Mode: ...
+    @property
+    def limit(self) -> int: ...
+    @property
+    def threshold(self) -> float: ...
+    @property
+    def filter(self) -> Any: ...
+    @property
+    def as_of(self) -> str | None: ...
+    @property
+    def half_life_days(self) -> float | None: ...
+    @property
+    def rerank(self) -> str | None: ...
+
+
+def search_query(
+    engine: Engine, text: str, options: SearchOptions, *, include_forgotten: bool = False
+) -> Query:
+    """The recall query for a request's options, validated (filter, asOf) and defaulted."""
+    half_life = options.half_life_days
+    return Query(
+        text=text, mode=options.search_mode, limit=options.limit, threshold=options.threshold,
+        filter=filter_of(options.filter), as_of=timestamp(options.as_of, "$.asOf"),
+        half_life_days=engine.config.half_life_days if half_life is None else half_life,
+        include_forgotten=include_forgotten, rerank=options.rerank != "none",
+    )  # fmt: skip

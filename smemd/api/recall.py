@@ -8,7 +8,7 @@ from aiohttp import web
 
 from smemd.api import params, render
 from smemd.api.wire import decode, reply
-from smemd.engine.recall import Hit, Query
+from smemd.engine.recall import Hit
 from smemd.errors import BadRequest
 from smemd.protocol.memory import (
     Fact,
@@ -34,20 +34,7 @@ async def search(request: web.Request) -> web.Response:
     if not body.query.strip():
         raise BadRequest("invalid request body", "$.query: must not be blank")
     engine = params.engine(request)
-    half_life = (
-        body.half_life_days if body.half_life_days is not None else engine.config.half_life_days
-    )
-    query = Query(
-        text=body.query,
-        mode=body.search_mode,
-        limit=body.limit,
-        threshold=body.threshold,
-        filter=params.filter_of(body.filter),
-        as_of=params.timestamp(body.as_of, "$.asOf"),
-        half_life_days=half_life,
-        include_forgotten=body.include.forgotten,
-        rerank=body.rerank != "none",
-    )
+    query = params.search_query(engine, body.query, body, include_forgotten=body.include.forgotten)
     hits = await engine.recall.search(ns, query)
     now = time.time()
     results = [await _result(request, hit, body, now) for hit in hits]
