@@ -157,6 +157,15 @@ async def test_boots_serves_both_lanes_and_powers_everything_off(
     assert any("EXTEND_TIMEOUT_USEC=" in m for m in messages), messages
 
 
+async def _sampled(daemon: DaemonProcess, node: str) -> bool:
+    _, body = await acall(daemon, "GET", f"/v1/telemetry?node={node}")
+    return any(s["temperatureC"] is not None for s in body["samples"])
+
+
+async def _state(daemon: DaemonProcess, node: str, state: str) -> bool:
+    return bool((await nodes_by_id(daemon))[node]["state"] == state)
+
+
 def _smemctl(daemon: DaemonProcess, argv: list[str]) -> str:
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -189,6 +198,18 @@ async def test_a_restarted_daemon_adopts_the_nodes_it_finds_up(tmp_path: Path) -
             assert status == 200, found
             assert time.monotonic() - started < 5
             assert booted(sim) == before  # no reset, no boot
+            cards = await asyncio.to_thread(_smemctl, daemon, ["cards"])
+            assert cards.splitlines() == [
+                "card 0: node0:up node1:up node2:up",
+                "card 1: node3:up node4:up node5:up",
+            ]
+            await until(lambda: _sampled(daemon, "node0"), 10, "a sample of node0")
+            series = await asyncio.to_thread(_smemctl, daemon, ["telemetry", "node0"])
+            assert "°C" in series.splitlines()[1]
+            said = await asyncio.to_thread(_smemctl, daemon, ["poweroff", "node5"])
+            assert said.strip() == "poweroff started: node5"
+            await until(lambda: _state(daemon, "node5", "off"), 10, "node5 off")
+            assert sim.raw(5)["state"] == "power_off"
         finally:
             await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)
 
