@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from smemctl.cli import main
-from smemd.config import load
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import hosts_config, started
+from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import assert_error, call
 
@@ -174,17 +173,14 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
 async def with_llm(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        hosts_config(
-            short_dir,
-            [
-                ("node0", fakes["node0"], ["interactive", "background"], "embed"),
-                ("node1", fakes["node1"], ["interactive"], "llm"),
-            ],
-        )
+    return await start_hosts(
+        start_daemon,
+        short_dir,
+        [
+            ("node0", fakes["node0"], ["interactive", "background"], "embed"),
+            ("node1", fakes["node1"], ["interactive"], "llm"),
+        ],
     )
-    return await start_daemon(load(toml, env={}))
 
 
 async def test_ask_answers_with_the_model_and_keeps_only_citations_that_exist(

@@ -12,9 +12,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from smemd.config import load
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import hosts_config, started
+from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
@@ -35,17 +34,14 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
 async def running(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        hosts_config(
-            short_dir,
-            [
-                ("node0", fakes["node0"], ["interactive"], "embed"),
-                ("node1", fakes["node1"], ["background"], "embed"),
-            ],
-        )
+    return await start_hosts(
+        start_daemon,
+        short_dir,
+        [
+            ("node0", fakes["node0"], ["interactive"], "embed"),
+            ("node1", fakes["node1"], ["background"], "embed"),
+        ],
     )
-    return await start_daemon(load(toml, env={}))
 
 
 async def settle(running: Running) -> None:
@@ -232,17 +228,15 @@ async def test_the_fleet_cross_encoder_reorders_the_top(
     async with FakeLlamaServer(
         host="127.0.31.9", embedder=StripeBlind(), roles=("rerank",)
     ) as reranker:
-        toml = short_dir / "rerank.toml"
-        toml.write_text(
-            hosts_config(
-                short_dir,
-                [
-                    ("node0", fakes["node0"], ["interactive", "background"], "embed"),
-                    ("node1", reranker, ["interactive"], "rerank"),
-                ],
-            )
+        running = await start_hosts(
+            start_daemon,
+            short_dir,
+            [
+                ("node0", fakes["node0"], ["interactive", "background"], "embed"),
+                ("node1", reranker, ["interactive"], "rerank"),
+            ],
+            name="rerank.toml",
         )
-        running = await start_daemon(load(toml, env={}))
         for text in ("The zebra is striped.", "Cats purr when they are content."):
             await call(
                 running.unix,

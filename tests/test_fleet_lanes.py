@@ -11,9 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from smemd.config import load
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import hosts_config, started
+from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
@@ -37,13 +36,11 @@ async def running(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
     lanes = {name: ["interactive"] if name in INTERACTIVE else ["background"] for name in fakes}
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        hosts_config(
-            short_dir, [(name, fake, lanes[name], "embed") for name, fake in fakes.items()]
-        )
+    return await start_hosts(
+        start_daemon,
+        short_dir,
+        [(name, fake, lanes[name], "embed") for name, fake in fakes.items()],
     )
-    return await start_daemon(load(toml, env={}))
 
 
 def embeddings(fakes: dict[str, FakeLlamaServer], names: list[str]) -> dict[str, int]:

@@ -15,9 +15,8 @@ from typing import Any
 
 import pytest
 
-from smemd.config import load
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import hosts_config, started
+from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
 from tests.test_api import call
 
@@ -68,17 +67,14 @@ async def running(short_dir: Path, start_daemon: StartDaemon) -> AsyncIterator[R
         "node1": FakeLlamaServer(host="127.0.31.2", roles=(), chat=model),
     }
     async with started(servers):
-        toml = short_dir / "smemd.toml"
-        toml.write_text(
-            hosts_config(
-                short_dir,
-                [
-                    ("node0", servers["node0"], ["interactive", "background"], "embed"),
-                    ("node1", servers["node1"], ["interactive", "background"], "llm"),
-                ],
-            )
+        yield await start_hosts(
+            start_daemon,
+            short_dir,
+            [
+                ("node0", servers["node0"], ["interactive", "background"], "embed"),
+                ("node1", servers["node1"], ["interactive", "background"], "llm"),
+            ],
         )
-        yield await start_daemon(load(toml, env={}))
 
 
 async def ingest(running: Running, content: str) -> dict[str, Any]:

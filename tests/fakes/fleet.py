@@ -6,8 +6,13 @@ import contextlib
 import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from smemd.config import load
 from tests.fakes.llama_server import FakeLlamaServer
+
+if TYPE_CHECKING:  # the bench imports this module without pytest's fixtures
+    from tests.conftest import Running, StartDaemon
 
 
 @contextlib.asynccontextmanager
@@ -23,7 +28,7 @@ async def started(servers: dict[str, FakeLlamaServer]) -> AsyncIterator[dict[str
 
 def hosts_config(
     state_dir: Path,
-    nodes: Sequence[tuple[str, FakeLlamaServer, Sequence[str], str]],
+    nodes: Nodes,
     extra: str = "",
 ) -> str:
     """TOML for a `hosts` fleet: (node id, fake, lanes, role) per node, the role's port the fake's."""
@@ -43,3 +48,15 @@ listen = "127.0.0.1:0"
 [fleet]
 kind = "hosts"
 {tables}"""
+
+
+Nodes = Sequence[tuple[str, FakeLlamaServer, Sequence[str], str]]
+
+
+async def start_hosts(
+    start_daemon: StartDaemon, state_dir: Path, nodes: Nodes, name: str = "smemd.toml"
+) -> Running:
+    """The in-process daemon on a `hosts` fleet of these fakes, its config read from a file."""
+    toml = state_dir / name
+    toml.write_text(hosts_config(state_dir, nodes))
+    return await start_daemon(load(toml, env={}))
