@@ -111,11 +111,20 @@ async def ssh_error(rec: NodeRecord, ctx: Context) -> str:
     if not await link.wait_reachable(timeout):
         return f"ssh: {link.last_error or 'unreachable'}"
     units = " ".join(UNITS[role] for role in rec.target.roles)
+    command = f"systemctl is-active {units}".strip()
     try:
-        await link.run(f"systemctl is-active {units}".strip(), timeout=timeout)
+        await link.run(command, timeout=timeout)
+    except NodeUnreachable as err:
+        # The connection dropped under the command: a node that takes a new one is well, and
+        # one dropped connection is no failed check.
+        await link.reconnect()
+        if not await link.wait_reachable(timeout):
+            return f"ssh: {err}"
+        try:
+            await link.run(command, timeout=timeout)
+        except SmemError as again:
+            return f"ssh: {again}"
     except SmemError as err:
-        if isinstance(err, NodeUnreachable):
-            await link.reconnect()
         return f"ssh: {err}"
     return ""
 

@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shlex
 import sys
 import time
@@ -135,7 +136,8 @@ def _publish_sysfs(root: Path, state: dict[str, Any]) -> None:
         directory.mkdir(parents=True, exist_ok=True)
         link = "down" if node["faults"]["dead"] else "up"
         for name, value in (("state", node["state"]), ("link_state", link)):
-            tmp = directory / f".{name}.{os.getpid()}"
+            # Readers share the lock, and two in one process may publish at once: own names.
+            tmp = directory / f".{name}.{os.getpid()}.{secrets.token_hex(4)}"
             tmp.write_text(f"{value}\n")
             os.replace(tmp, directory / name)
 
