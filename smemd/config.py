@@ -28,6 +28,9 @@ ENV_VARS = {
     "SMEM_TOKEN": ("api", "token"),
     "SMEM_ADMIN_TOKEN": ("api", "admin-token"),
 }
+# Switches set by environment variables: 1/true/yes/on or 0/false/no/off.
+ENV_SWITCHES = {"SMEM_DREAMING": ("engine", "dreaming")}
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
 
 Port = Annotated[int, msgspec.Meta(ge=1, le=65535)]
 NodeId = Annotated[str, msgspec.Meta(pattern=r"^node[0-9]{1,2}$")]
@@ -165,6 +168,10 @@ class EngineConfig(Section):
     # Vector search scans a namespace exactly up to this many rows; past it, a reduced first
     # pass and an exact re-score of its best 800 (engine/reduction.py).
     exact_scan_up_to: Annotated[int, msgspec.Meta(ge=0)] = 20_000
+    # Dreaming types memories and links them while the models are idle: after this many
+    # seconds without a search or an ingest job. $SMEM_DREAMING=0 turns it off.
+    dreaming: bool = True
+    dreaming_quiet_s: Annotated[float, msgspec.Meta(ge=0, le=86400)] = 20.0
 
 
 class Config(Section):
@@ -205,7 +212,16 @@ def load(
 ) -> Config:
     """Read `file` (or the default file when it exists), apply env and flag overrides, validate."""
     raw = _read_toml(file)
-    layers = {ENV_VARS[name]: value for name, value in env.items() if name in ENV_VARS and value}
+    layers: dict[tuple[str, str], Any] = {
+        ENV_VARS[name]: value for name, value in env.items() if name in ENV_VARS and value
+    }
+    for name, place in ENV_SWITCHES.items():
+        if value := env.get(name, "").strip().lower():
+            if value not in _TRUE | _FALSE:
+                raise ConfigError(
+                    f"${name}: expected 1 or 0 (true/false, yes/no, on/off), got {value!r}"
+                )
+            layers[place] = value in _TRUE
     layers.update(overrides or {})
     for (section, key), value in layers.items():
         table = raw.setdefault(section, {})

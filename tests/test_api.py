@@ -61,7 +61,12 @@ async def test_status_reports_the_process_and_its_listeners(running: Running) ->
     ].endswith(":0")
     assert body["fleetKind"] == "builtin"
     # No model serves the llm role: facts and answers come from the heuristics, and say so.
-    assert body["heuristics"] == ["extraction", "reconciliation", "answers"]
+    assert body["heuristics"] == [
+        "extraction", "reconciliation", "answers", "dreaming typing", "dreaming links",
+    ]  # fmt: skip
+    dreaming = body["dreaming"]
+    assert dreaming["enabled"] is True and dreaming["state"] in ("waiting", "rested")
+    assert dreaming["quietAfterS"] == 20.0 and dreaming["untyped"] == 0
     assert body["uptimeS"] >= 0
 
 

@@ -9,16 +9,8 @@ from collections.abc import AsyncIterator, Iterator
 import aiohttp
 import pytest
 
-from smemd.engine.judge import (
-    LETTERS,
-    Judge,
-    Outcome,
-    Question,
-    grammar_for,
-    letters_for,
-    reconcile_options,
-    type_options,
-)
+from smemd.engine.judge import LETTERS, Judge, Question, grammar_for, letters_for
+from smemd.engine.questions import Outcome, reconcile_options, type_options
 from smemd.fleet.llama import Chat, LlamaClient
 from tests.fakes.llama_server import FakeLlamaServer, Reply, Rules
 from tests.llama_tools import serving

@@ -118,7 +118,29 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
         ("Alex lives in Portland", "extends")
     ]
     every = await memories(running, history=True)
-    assert {m["memory"]: m["isLatest"] for m in every}["Alex lives in Seattle"] is False
+    by_text = {m["memory"]: m for m in every}
+    assert by_text["Alex lives in Seattle"]["isLatest"] is False
+    # Each call of the judge is logged with its probabilities and the memory it made.
+    status, log, _ = await call(running.unix, "GET", "http://smemd/v1/judgements?kind=reconcile")
+    assert status == 200, log
+    calls = {c["text"]: c for c in log["judgements"]}
+    assert set(calls) == {
+        "Alex lives in Portland",
+        "Alex lives in Portland in a flat with a balcony",
+    }
+    seattle, portland = (
+        by_text["Alex lives in Seattle"]["id"],
+        by_text["Alex lives in Portland"]["id"],
+    )
+    moved = calls["Alex lives in Portland"]
+    assert moved["subjectId"] == portland and moved["applied"] == f"updates:{seattle}"
+    assert moved["proposal"] == moved["applied"] and moved["decided"]
+    # The heuristic's answer is kept beside it: these fakes' vectors are under its update bar.
+    assert moved["fallback"] == "distinct"
+    assert len(moved["options"]) == len(moved["probabilities"]) == 4
+    assert max(moved["probabilities"]) == pytest.approx(0.9 / 0.95, abs=1e-4)
+    balcony = calls["Alex lives in Portland in a flat with a balcony"]
+    assert balcony["applied"] == f"extends:{portland}" and balcony["fallback"] == "distinct"
 
 
 async def test_an_empty_model_answer_fails_the_job_and_stores_nothing(running: Running) -> None:

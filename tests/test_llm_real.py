@@ -1,23 +1,36 @@
-"""`ask`'s prompt against the real llama-server (SmolLM2-135M): shape, not meaning.
+"""The prompts against the real llama-server (SmolLM2-135M): shape, not meaning.
 
 The model is too small to be right; it is held to the protocol: given the numbered evidence, it
-answers in text, and the citations kept are numbers the evidence has.
+answers in text, and the citations kept are numbers the evidence has; asked for facts, it answers
+with a JSON list under the schema; asked a lettered question, every letter gets a probability.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator
+from datetime import date
+from types import SimpleNamespace
+from typing import Any
 
 import aiohttp
+import msgspec
 import pytest
 
 from smemd.engine.evidence import answer_prompt, compress, parse_citations
+from smemd.engine.judge import TOP_LOGPROBS, Judge, Judgement, letters_for
+from smemd.engine.llmfacts import KINDS, extract_facts
+from smemd.engine.questions import reconcile_options, type_options
 from smemd.fleet.llama import LlamaClient
 from tests.llama_tools import serving
 from tests.test_evidence import m_hit, memory
 
 pytestmark = pytest.mark.llama
+
+# Generous for a 135M model on one thread of a busy 2-core machine (~50 tokens/s idle), and
+# still well inside the 60 s a test gets.
+CALL_TIMEOUT = 40.0
 
 
 @pytest.fixture(scope="module")
@@ -42,3 +55,89 @@ async def test_an_answer_cites_only_evidence_that_exists(model_url: str) -> None
     written = [int(n) for n in re.findall(r"\[(\d+)\]", reply.content)]
     expected = list(dict.fromkeys(n for n in written if 1 <= n <= len(packed.items)))
     assert parse_citations(reply.content, len(packed.items)) == expected
+
+
+async def test_extraction_replies_with_facts_under_the_schema(model_url: str) -> None:
+    chunks = [
+        "Alex moved to Seattle in 2024. Alex loves hiking on weekends.",
+        "Yesterday Alex ran a half marathon in two hours.",
+    ]
+    async with aiohttp.ClientSession() as session:
+        client = LlamaClient(session, model_url, node="real")
+        # Few facts: the grammar then closes the list early, where SmolLM2 left to itself
+        # repeats one item until max_tokens cuts the JSON (seen: 512 tokens, 6+ copies).
+        facts = await extract_facts(
+            client, chunks, source="notes.md", document_date=date(2025, 3, 14),
+            supporting_context="Alex's life and habits.", max_facts=3, max_tokens=1024,
+            timeout=CALL_TIMEOUT,
+        )  # fmt: skip
+    # A reply that was not a JSON list would have raised ExtractionFailed: a list, maybe empty.
+    assert isinstance(facts, list)
+    assert len(facts) <= 3
+    for fact in facts:
+        assert fact.text.strip() == fact.text and fact.text
+        assert fact.type in KINDS
+        assert fact.event_date is None or isinstance(fact.event_date, date)
+        assert all(entity.strip() for entity in fact.entities)
+        assert fact.chunks and set(fact.chunks) <= set(range(len(chunks)))
+
+
+def recording_session() -> tuple[aiohttp.ClientSession, list[bytes], list[bytes]]:
+    """A session that keeps every request body it sends and every reply body it reads."""
+    sent: list[bytes] = []
+    received: list[bytes] = []
+
+    async def on_sent(
+        _s: Any, _c: SimpleNamespace, params: aiohttp.TraceRequestChunkSentParams
+    ) -> None:
+        sent.append(params.chunk)
+
+    async def on_received(
+        _s: Any, _c: SimpleNamespace, params: aiohttp.TraceResponseChunkReceivedParams
+    ) -> None:
+        received.append(params.chunk)
+
+    trace = aiohttp.TraceConfig()
+    trace.on_request_chunk_sent.append(on_sent)
+    trace.on_response_chunk_received.append(on_received)
+    return aiohttp.ClientSession(trace_configs=[trace]), sent, received
+
+
+def assert_letter_shape(judgement: Judgement, letters: str) -> None:
+    assert list(judgement.probabilities) == list(letters)
+    assert all(0.0 <= p <= 1.0 for p in judgement.probabilities.values())
+    if judgement.mass > 0:
+        assert math.fsum(judgement.probabilities.values()) == pytest.approx(1.0, abs=1e-6)
+    else:
+        assert set(judgement.probabilities.values()) == {0.0}
+    assert judgement.raw_top
+    assert len(judgement.raw_top) <= TOP_LOGPROBS
+    assert set(judgement.missing) <= set(letters)
+    assert judgement.choice is None or judgement.choice in letters
+    assert judgement.pick is None or judgement.pick in letters
+
+
+@pytest.mark.parametrize("kind", ["reconcile", "type"])
+async def test_the_judge_reads_a_probability_for_every_letter(model_url: str, kind: str) -> None:
+    if kind == "reconcile":
+        question = reconcile_options(
+            "Alex lives in Portland now.", ["Alex lives in Seattle.", "Alex likes hiking."]
+        ).question
+    else:
+        question = type_options("Alex loves hiking on weekends.").question
+    letters = letters_for(len(question.options))
+    assert len(letters) == (7 if kind == "reconcile" else 3)
+    session, sent, received = recording_session()
+    async with session:
+        judge = Judge(LlamaClient(session, model_url, node="real"), timeout=CALL_TIMEOUT)
+        judgement = await judge.decide(question)
+    assert_letter_shape(judgement, letters)
+    # What the server was asked: the judge's default top list, which has room for every letter.
+    body = msgspec.json.decode(b"".join(sent))
+    assert body["logprobs"] is True
+    assert body["top_logprobs"] == TOP_LOGPROBS >= len(letters)
+    assert body["max_tokens"] == 1
+    # ... and what it listed: that many candidates for the one token generated.
+    reply = msgspec.json.decode(b"".join(received))
+    first = reply["choices"][0]["logprobs"]["content"][0]
+    assert len(first["top_logprobs"]) == TOP_LOGPROBS

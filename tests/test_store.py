@@ -13,7 +13,6 @@ from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.fleet.builtin import HashedEmbedder
 from smemd.store import schema
 from smemd.store.api import Store
-from smemd.store.records import NewMemory
 from smemd.store.schema import MIGRATIONS
 from smemd.store.vectors import from_blob, stack, to_blob
 
@@ -49,18 +48,24 @@ async def test_a_database_from_before_a_migration_gets_it(
     await store.open()
     async with store.write() as writer:
         await writer.ensure_namespace("old", 1.0)
-        new = NewMemory(
-            id="mem_1", namespace="old", text="Alex lives in Seattle", type="fact", root_id="mem_1"
+        # The columns of 0001: today's insert names columns added since.
+        await writer.db.execute(
+            "INSERT INTO memories (id, namespace, text, type, root_id, created_at, updated_at,"
+            " vector) VALUES ('mem_1', 'old', 'Alex lives in Seattle', 'fact', 'mem_1', 1, 1, ?)",
+            [to_blob(np.ones(4, dtype=np.float32))],
         )
-        await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
     await store.close()
     monkeypatch.undo()
     store = Store(path)
     assert await store.open() == [name for name, _ in MIGRATIONS[1:]]
     async with store.read() as reader:
         rows = await reader.memory_index_rows("old", 0, 10)
+        (memory,) = await reader.memories_by_id(["mem_1"])
+        backlog = await reader.dream_backlog()
     await store.close()
     assert rows.texts == ["Alex lives in Seattle"]
+    # Its type was the heuristic's: dreaming has it to type, and to look at for links.
+    assert memory.typed_by is None and backlog == (1, 1)
 
 
 async def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:

@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from smemd.api import answers, documents, files, lanes, memories, namespaces, nodes, recall
+from smemd.api import (
+    answers,
+    calibration,
+    documents,
+    files,
+    lanes,
+    memories,
+    namespaces,
+    nodes,
+    recall,
+)
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.routes import add_routes
 from smemd.api.state import STATE, ApiState
@@ -22,4 +32,5 @@ def create_app(state: ApiState) -> web.Application:
     answers.add_routes(app.router)
     lanes.add_routes(app.router, state.admin_routes)
     nodes.add_routes(app.router, state.admin_routes)
+    calibration.add_routes(app.router, state.admin_routes)
     return app

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from smemd import __version__, log
+from smemd.api.calibration import dreaming_status
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.protocol import Health, LogLevelChange, LogLevelReply, Status
@@ -32,9 +33,17 @@ async def status(request: web.Request) -> web.Response:
             log_level=log.level_name(),
             embedder=state.engine.embedder.name if state.engine else "",
             warnings=_warnings(state),
-            heuristics=[] if state.engine is None or state.engine.llm else HEURISTICS,
+            heuristics=_heuristics(state),
+            dreaming=await dreaming_status(state.engine) if state.engine else None,
         )
     )
+
+
+def _heuristics(state: ApiState) -> list[str]:
+    if state.engine is None:
+        return []
+    parts = [] if state.engine.llm else HEURISTICS
+    return parts + [f"dreaming {part}" for part in state.engine.dreamer.heuristics]
 
 
 def _warnings(state: ApiState) -> list[str]:

@@ -8,10 +8,15 @@ import logging
 from pathlib import Path
 
 from smemd.config import EngineConfig
+from smemd.engine.calibration import DEFAULT_THRESHOLDS, Calibration
 from smemd.engine.documents import Documents
+from smemd.engine.dreaming import Dreamer
 from smemd.engine.indexes import Indexes
+from smemd.engine.judge import Judge
+from smemd.engine.labels import Labels
 from smemd.engine.memories import Memories
 from smemd.engine.profile import Profiles
+from smemd.engine.quiet import QuietClock
 from smemd.engine.recall import Recall, Reranker
 from smemd.engine.worker import Worker
 from smemd.fleet.builtin import Embedder
@@ -47,14 +52,23 @@ class Engine:
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
         self.indexes = Indexes(self.store, embedder.dimension, config.exact_scan_up_to)
+        self.judge = Judge(llm, thresholds=DEFAULT_THRESHOLDS) if llm is not None else None
+        clock = QuietClock()
         self.worker = Worker(
-            self.store, background or embedder, self.indexes, config.ingest_concurrency, llm
-        )
-        self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker)
+            self.store, background or embedder, self.indexes, config.ingest_concurrency, llm,
+            judge=self.judge, clock=clock,
+        )  # fmt: skip
+        self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker, clock=clock)
+        self.dreamer = Dreamer(
+            self.store, self.indexes, self.judge, clock, self.worker.idle,
+            enabled=config.dreaming, quiet_s=config.dreaming_quiet_s,
+        )  # fmt: skip
+        self.calibration = Calibration(self.store, self.judge)
+        self.labels = Labels(self.store)
         self.documents = Documents(self.store, self.indexes, self.worker)
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self.profiles = Profiles(self.store, self.recall)
-        self._worker_task: asyncio.Task[None] | None = None
+        self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:
         applied = await self.store.open()
@@ -62,10 +76,14 @@ class Engine:
             log.info("database %s: applied %s", self.store.path, ", ".join(applied))
         try:
             await self._check_embedder()
+            await self.calibration.load()
         except BaseException:
             await self.store.close()
             raise
-        self._worker_task = asyncio.create_task(self.worker.run(), name="ingest-worker")
+        self._tasks = [
+            asyncio.create_task(self.worker.run(), name="ingest-worker"),
+            asyncio.create_task(self.dreamer.run(), name="dreaming"),
+        ]
         self.worker.wake()  # resume whatever a previous run left unfinished
 
     async def _check_embedder(self) -> None:
@@ -82,11 +100,11 @@ class Engine:
             )
 
     async def stop(self) -> None:
-        if self._worker_task is not None:
-            self._worker_task.cancel()
+        for task in self._tasks:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._worker_task
-            self._worker_task = None
+                await task
+        self._tasks = []
         await self.store.close()
 
     async def namespaces(

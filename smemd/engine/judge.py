@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import Protocol
 
 import msgspec
 
@@ -27,6 +27,7 @@ TOP_LOGPROBS = 20  # llama-server's default; the letters may rank far down befor
 # Below this share of the model's probability the letters were not what it meant to say (the
 # grammar forced one): renormalising would turn that into false confidence.
 MIN_MASS = 0.01
+DEFAULT_THRESHOLD = 0.5
 SYSTEM = (
     "You answer multiple-choice questions with the letter of the best option, and nothing else."
 )
@@ -50,12 +51,17 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
 
 
 class Judgement(msgspec.Struct, frozen=True, kw_only=True):
-    """Each letter's probability renormalised over the letters; `choice` None when undecided."""
+    """Each letter's probability renormalised over the letters; `choice` None when undecided.
+
+    `pick` is the best letter whatever the threshold (None when the letters held too little of
+    the model's probability to mean anything): calibration re-weighs picks under new thresholds.
+    """
 
     question_kind: str
     options: list[str]
     probabilities: dict[str, float]
     choice: str | None
+    pick: str | None = None
     raw_top: dict[str, float]  # the top tokens at position 0 as the server listed them
     missing: list[str] = []  # letters in no variant among the top tokens: probability 0
     mass: float = 0.0  # the letters' share of the model's probability, before renormalising
@@ -121,7 +127,7 @@ class Judge:
     """
 
     def __init__(
-        self, client: ChatClient, *, threshold: float = 0.5,
+        self, client: ChatClient, *, threshold: float = DEFAULT_THRESHOLD,
         thresholds: Mapping[str, float] | None = None, min_mass: float = MIN_MASS,
         top_logprobs: int = TOP_LOGPROBS, timeout: float | None = None,
     ) -> None:  # fmt: skip
@@ -153,11 +159,13 @@ class Judge:
         best = max(probabilities, key=probabilities.__getitem__)
         # A tie is no decision, whatever the threshold says.
         sure = ranked[0] >= self.threshold_for(question.kind) and ranked[0] > ranked[1]
+        pick = best if mass > 0 and mass >= self.min_mass else None
         judgement = Judgement(
             question_kind=question.kind,
             options=list(question.options),
             probabilities=probabilities,
-            choice=best if sure and mass > 0 and mass >= self.min_mass else None,
+            choice=pick if sure else None,
+            pick=pick,
             raw_top=raw_top,
             missing=[k for k, p in found.items() if p == 0.0],
             mass=mass,
@@ -171,77 +179,3 @@ class Judge:
             ",".join(judgement.missing) or "none",
         )
         return judgement
-
-
-OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]
-MemoryType = Literal["fact", "preference", "episode"]
-RECONCILE_NEIGHBOURS = 3
-_OUTCOME_TEXT = {
-    "duplicate": "The new fact says the same as memory [{n}]; it adds nothing.",
-    "updates": "The new fact replaces memory [{n}]: [{n}] was true, and is no longer.",
-    "extends": "The new fact adds detail to memory [{n}], which stays true.",
-}
-
-
-class Outcome(msgspec.Struct, frozen=True):
-    """A reconciliation outcome; `neighbour` indexes the neighbours given, None for distinct."""
-
-    kind: OutcomeKind
-    neighbour: int | None = None
-
-
-class ReconcileQuestion(msgspec.Struct, frozen=True):
-    question: Question
-    outcomes: list[Outcome]  # one per option, in letter order
-
-    def outcome(self, judgement: Judgement) -> Outcome | None:
-        """The chosen letter as (kind, neighbour index); None when undecided."""
-        return None if judgement.index is None else self.outcomes[judgement.index]
-
-
-def reconcile_options(
-    candidate_text: str, neighbours: Sequence[str], *, k: int = RECONCILE_NEIGHBOURS
-) -> ReconcileQuestion:
-    """Duplicate of, updates or extends each of the top-k neighbours, or distinct from them all."""
-    if not neighbours:
-        raise ValueError("no neighbours: a candidate without any is distinct, nothing to ask")
-    shown = [one_line(text) for text in neighbours[:k]]
-    outcomes = [
-        Outcome(kind, i) for kind in ("duplicate", "updates", "extends") for i in range(len(shown))
-    ]
-    outcomes.append(Outcome("distinct"))
-    options = [
-        _OUTCOME_TEXT[o.kind].format(n=o.neighbour + 1) if o.neighbour is not None
-        else "The new fact is about something else: none of the above."
-        for o in outcomes
-    ]  # fmt: skip
-    memories = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(shown))
-    text = (
-        f"Stored memories:\n{memories}\n\nNew fact: {one_line(candidate_text)}\n\n"
-        "How does the new fact relate to the stored memories?"
-    )
-    return ReconcileQuestion(Question(kind="reconcile", text=text, options=options), outcomes)
-
-
-_TYPE_TEXT: dict[MemoryType, str] = {
-    "fact": "a fact: something true about the world or a person, not tied to one moment",
-    "preference": "a preference: what someone likes, dislikes, wants or prefers",
-    "episode": "an episode: something that happened at a particular time",
-}
-
-
-class TypeQuestion(msgspec.Struct, frozen=True):
-    question: Question
-    types: list[MemoryType]  # one per option, in letter order
-
-    def memory_type(self, judgement: Judgement) -> MemoryType | None:
-        """The chosen letter as a memory type; None when undecided."""
-        return None if judgement.index is None else self.types[judgement.index]
-
-
-def type_options(memory_text: str) -> TypeQuestion:
-    """Is a memory a fact, a preference or an episode?"""
-    types: list[MemoryType] = ["fact", "preference", "episode"]
-    text = f"Memory: {one_line(memory_text)}\n\nWhat kind of memory is it?"
-    options = [f"It is {_TYPE_TEXT[t]}." for t in types]
-    return TypeQuestion(Question(kind="type", text=text, options=options), types)

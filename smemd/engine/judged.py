@@ -3,40 +3,59 @@
 A near-identical fact (cosine at the duplicate bar) is a duplicate without a model call. Other
 facts go to the judge with their top three neighbours: duplicate, updates or extends one of
 them, or distinct. An undecided judgement (no option probable enough) falls back to the
-heuristic, so a weak model never makes the store worse than no model.
+heuristic, so a weak model never makes the store worse than no model. Each call's judgement is
+returned with the decision, to be logged with the memory it made.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smemd.engine.judge import Judge, reconcile_options
+from smemd.engine.judge import Judge
+from smemd.engine.questions import reconcile_options
 from smemd.engine.reconcile import Decision, Neighbour, decide
+from smemd.engine.verdicts import DISTINCT, judged, outcome_key
+from smemd.store.records import Judged
 
 DUPLICATE_AT = 0.97
 
 
-async def judged_decision(judge: Judge, new_text: str, neighbours: Sequence[Neighbour]) -> Decision:
+async def judged_decision(
+    judge: Judge, namespace: str, new_text: str, neighbours: Sequence[Neighbour]
+) -> tuple[Decision, Judged | None]:
+    """The decision, and the judgement behind it (None when the judge was not asked); the
+    judgement's subject is filled in once the memory exists."""
     fallback = decide(new_text, neighbours, duplicate_at=DUPLICATE_AT)
     if not neighbours or fallback.kind == "duplicate":
-        return fallback
+        return fallback, None
     ranked = sorted(neighbours, key=lambda n: n.cosine, reverse=True)
     question = reconcile_options(new_text, [n.text for n in ranked])
     judgement = await judge.decide(question.question)
     outcome = question.outcome(judgement)
     if outcome is None:
-        return Decision(
+        decision = Decision(
             kind=fallback.kind, target=fallback.target, score=fallback.score,
             reason=f"judge undecided ({_probabilities(judgement.probabilities)}); {fallback.reason}",
         )  # fmt: skip
-    best = max(judgement.probabilities.values(), default=0.0)
-    if outcome.kind == "distinct" or outcome.neighbour is None:
-        return Decision(kind="distinct", target=None, score=best, reason="judge: distinct")
-    target = ranked[outcome.neighbour]
-    return Decision(
-        kind=outcome.kind, target=target.id, score=best,
-        reason=f"judge: {outcome.kind} {target.id} ({_probabilities(judgement.probabilities)})",
+    elif outcome.kind == "distinct" or outcome.neighbour is None:
+        best = max(judgement.probabilities.values(), default=0.0)
+        decision = Decision(kind="distinct", target=None, score=best, reason="judge: distinct")
+    else:
+        target = ranked[outcome.neighbour]
+        decision = Decision(
+            kind=outcome.kind, target=target.id, score=max(judgement.probabilities.values()),
+            reason=f"judge: {outcome.kind} {target.id} ({_probabilities(judgement.probabilities)})",
+        )  # fmt: skip
+    keys = [
+        DISTINCT if o.neighbour is None else outcome_key(o.kind, ranked[o.neighbour].id)
+        for o in question.outcomes
+    ]
+    record = judged(
+        judgement, keys, kind="reconcile", namespace=namespace, subject_id="", text=new_text,
+        applied=outcome_key(decision.kind, decision.target),
+        fallback=outcome_key(fallback.kind, fallback.target),
     )  # fmt: skip
+    return decision, record
 
 
 def _probabilities(probabilities: dict[str, float]) -> str:

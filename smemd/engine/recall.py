@@ -26,6 +26,7 @@ import numpy as np
 from smemd.engine.filters import Filter
 from smemd.engine.indexes import Indexes, KindIndex, NamespaceIndexes
 from smemd.engine.lexical import query_terms
+from smemd.engine.quiet import QuietClock
 from smemd.engine.timeframe import Timeframe, timeframe
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
@@ -130,15 +131,17 @@ class Passage:
 class Recall:
     def __init__(
         self, store: Store, embedder: Embedder, indexes: Indexes, fusion: Fusion | None = None,
-        reranker: Reranker | None = None,
+        reranker: Reranker | None = None, clock: QuietClock | None = None,
     ) -> None:  # fmt: skip
         self.store = store
         self.embedder = embedder
         self.indexes = indexes
         self.fusion = fusion or Fusion()
         self.reranker = reranker
+        self.clock = clock or QuietClock()
 
     async def search(self, namespace: str, query: Query) -> list[Hit]:
+        self.clock.touch()
         now = time.time()
         when = timeframe(query.text)
         indexes = await self.indexes.get(namespace)

@@ -18,7 +18,7 @@ from smemd.engine.judge import Judge
 from smemd.engine.judged import judged_decision
 from smemd.engine.reconcile import Decision, decide
 from smemd.store.api import Store, Writer
-from smemd.store.records import Candidate, Document, Job, Memory, NewMemory
+from smemd.store.records import Candidate, Document, Job, Judged, Memory, NewMemory
 
 log = logging.getLogger("smemd.engine")
 
@@ -39,6 +39,7 @@ class Plan(msgspec.Struct):
     candidate: Candidate
     vector: np.ndarray
     decision: Decision
+    judged: Judged | None  # the judge's call behind the decision, if it was asked
     memory_id: str | None = None  # the new memory, unless a duplicate
 
 
@@ -70,8 +71,11 @@ class Reconciler:
             neighbours = await self._neighbours(
                 index.vectors.search(vector, NEIGHBOURS), plans, vector
             )
+            judged: Judged | None = None
             if self.judge is not None:
-                decision = await judged_decision(self.judge, candidate.text, neighbours)
+                decision, judged = await judged_decision(
+                    self.judge, doc.namespace, candidate.text, neighbours
+                )
             else:
                 decision = decide(candidate.text, neighbours)
             log.debug(
@@ -81,7 +85,7 @@ class Reconciler:
                 decision.target,
                 decision.reason,
             )
-            plans.append(Plan(candidate, vector, decision))
+            plans.append(Plan(candidate, vector, decision, judged))
         added: list[Memory] = []
         superseded: list[int] = []
         async with self.store.write() as writer:
@@ -124,12 +128,13 @@ class Reconciler:
         candidate, decision = plan.candidate, plan.decision
         if decision.kind == "duplicate" and decision.target is not None:
             await writer.add_source(decision.target, doc.id, candidate.chunk_id, now())
+            await self._log(writer, plan, decision.target)
             return None
         memory_id = new_id("mem")
         new = NewMemory(
             id=memory_id, namespace=doc.namespace, text=candidate.text, type=candidate.type,
             root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
-            event_at=candidate.event_at, metadata=dict(doc.metadata),
+            event_at=candidate.event_at, metadata=dict(doc.metadata), typed_by=candidate.typed_by,
         )  # fmt: skip
         parent = None
         if decision.kind == "updates" and decision.target is not None:
@@ -147,4 +152,11 @@ class Reconciler:
         if decision.kind == "extends" and decision.target is not None:
             await writer.add_relation(memory.id, decision.target, "extends", decision.score, now())
         plan.memory_id = memory.id
+        await self._log(writer, plan, memory.id)
         return memory
+
+    @staticmethod
+    async def _log(writer: Writer, plan: Plan, subject_id: str) -> None:
+        """The judgement goes in with what it decided, in the same commit."""
+        if plan.judged is not None:
+            await writer.log_judgement(msgspec.structs.replace(plan.judged, subject_id=subject_id))

@@ -18,6 +18,7 @@ from smemd.engine.extract import extract_candidates
 from smemd.engine.ids import new_id, now
 from smemd.engine.indexes import Indexes
 from smemd.engine.judge import Judge
+from smemd.engine.quiet import QuietClock
 from smemd.engine.reconciler import JobGone, Reconciler, check_current
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -34,18 +35,26 @@ Work = Callable[[Writer], Awaitable[object]]
 class Worker:
     def __init__(
         self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
-        llm: ChatModel | None = None,
+        llm: ChatModel | None = None, judge: Judge | None = None, clock: QuietClock | None = None,
     ) -> None:  # fmt: skip
-        """With `llm` (a chat model on the background lane) facts are read and reconciled by
-        the model; without, by the heuristics."""
+        """With `llm` (a chat model on the background lane) facts are read by the model and
+        reconciled by `judge`; without, by the heuristics. Each job step touches `clock`."""
         self.store = store
         self.concurrency = concurrency
         self.embedder = embedder
         self.indexes = indexes
         self.llm = llm
-        self.reconciler = Reconciler(store, indexes, Judge(llm) if llm is not None else None)
+        if llm is not None and judge is None:
+            judge = Judge(llm)
+        self.reconciler = Reconciler(store, indexes, judge)
+        self.clock = clock or QuietClock()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
+
+    @property
+    def idle(self) -> asyncio.Event:
+        """Set while no job is open."""
+        return self._idle
 
     def wake(self) -> None:
         self._idle.clear()
@@ -86,6 +95,7 @@ class Worker:
                 while job.phase not in ("done", "failed"):
                     if job.phase == "reconciling" and after is not None:
                         await after.wait()
+                    self.clock.touch()
                     job = await self._advance(job)
             except JobGone as gone:
                 log.info("job %s dropped: %s", job.id, gone)

@@ -36,6 +36,23 @@ class Listeners(Reply):
     socket: str
 
 
+class Dreaming(Reply):
+    enabled: bool
+    state: Literal["off", "waiting", "dreaming", "rested"]
+    quiet_after_s: float
+    quiet_for_s: float
+    untyped: int  # memories waiting to be typed
+    unlinked: int  # memories waiting to be looked at for links
+    typing_asked: int
+    typed: int
+    links_looked: int
+    linked: int
+    last_step_at: str | None
+    errors: int
+    last_error: str
+    heuristics: list[str]
+
+
 class Status(Reply):
     version: str
     pid: int
@@ -49,6 +66,7 @@ class Status(Reply):
     warnings: list[str] = msgspec.field(default_factory=list)
     # What runs on the engine's heuristics because no node serves the llm role.
     heuristics: list[str] = msgspec.field(default_factory=list)
+    dreaming: Dreaming | None = None  # None before the engine is up
 
 
 class LogLevelChange(Request):

@@ -176,6 +176,8 @@ class MemoryOut(Sparse):
     forgotten_at: str | None = None
     forget_reason: str | None = None
     expires_at: str | None = None
+    # Who set `type`: "extraction", "judge" (dreaming), "label"; absent: the heuristic's guess.
+    typed_by: str | None = None
 
 
 class ChunkOut(Sparse):

@@ -10,15 +10,16 @@ import aiosqlite
 
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
+from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
 
 
-class Reader(DocumentReads, MemoryReads):
+class Reader(DocumentReads, MemoryReads, JudgementReads):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
 
 
-class Writer(DocumentWrites, MemoryWrites, Reader):
+class Writer(DocumentWrites, MemoryWrites, JudgementWrites, Reader):
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
 

@@ -198,16 +198,22 @@ class DocumentReads:
 
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
         rows = await self.db.execute_fetchall(
-            "SELECT job_id, position, chunk_id, text, type, event_at, vector FROM candidates"
+            "SELECT job_id, position, chunk_id, text, type, event_at, typed_by, vector FROM candidates"
             " WHERE job_id = ? ORDER BY position",
             [job_id],
         )
         return [
             (
                 Candidate(
-                    job_id=r[0], position=r[1], chunk_id=r[2], text=r[3], type=r[4], event_at=r[5]
+                    job_id=r[0],
+                    position=r[1],
+                    chunk_id=r[2],
+                    text=r[3],
+                    type=r[4],
+                    event_at=r[5],
+                    typed_by=r[6],
                 ),
-                from_blob(r[6]),
+                from_blob(r[7]),
             )
             for r in rows
         ]
@@ -327,10 +333,20 @@ class DocumentWrites(DocumentReads):
 
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
         await self.db.executemany(
-            "INSERT OR REPLACE INTO candidates (job_id, position, chunk_id, text, type, event_at, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO candidates"
+            " (job_id, position, chunk_id, text, type, event_at, typed_by, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (c.job_id, c.position, c.chunk_id, c.text, c.type, c.event_at, to_blob(v))
+                (
+                    c.job_id,
+                    c.position,
+                    c.chunk_id,
+                    c.text,
+                    c.type,
+                    c.event_at,
+                    c.typed_by,
+                    to_blob(v),
+                )
                 for c, v in items
             ],
         )

@@ -8,6 +8,9 @@ import msgspec
 
 MemoryType = Literal["fact", "preference", "episode"]
 RelationKind = Literal["updates", "extends", "derives"]
+# Who gave a memory its type; None is the heuristic's guess, which dreaming may put to the judge.
+TypedBy = Literal["extraction", "judge", "label"]
+JudgeKind = Literal["reconcile", "type", "link"]
 # The phases a document's job advances through, each committed before the next starts.
 Phase = Literal["queued", "chunking", "embedding", "extracting", "reconciling", "done", "failed"]
 OPEN_PHASES: tuple[Phase, ...] = ("queued", "chunking", "embedding", "extracting", "reconciling")
@@ -79,6 +82,7 @@ class Memory(Record):
     is_static: bool
     is_inference: bool
     metadata: dict[str, Any]
+    typed_by: TypedBy | None = None
 
     def is_forgotten(self, now: float) -> bool:
         return self.forgotten_at is not None or (
@@ -116,6 +120,7 @@ class Candidate(Record):
     text: str
     type: MemoryType
     event_at: float | None = None
+    typed_by: TypedBy | None = None
 
 
 class NewMemory(Record):
@@ -135,6 +140,7 @@ class NewMemory(Record):
     is_static: bool = False
     is_inference: bool = False
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
+    typed_by: TypedBy | None = None
 
 
 class IndexRows(msgspec.Struct, kw_only=True):
@@ -152,3 +158,43 @@ class IndexRows(msgspec.Struct, kw_only=True):
             seqs=[r[0] for r in rows], vectors=[r[1] for r in rows], texts=[r[2] for r in rows],
             live=[bool(r[3]) for r in rows],
         )  # fmt: skip
+
+
+class Judged(Record):
+    """One judge call as stored: `options[i]` is the outcome letter i stood for ("fact",
+    "updates:mem_…", "none", …) and `probabilities[i]` its probability; `proposal` is the judge's
+    pick whatever the threshold (None when the letters held no probability), `applied` what
+    was done, `fallback` what the heuristic would have done."""
+
+    id: str
+    namespace: str
+    kind: JudgeKind
+    subject_id: str
+    text: str
+    options: list[str]
+    probabilities: list[float]
+    proposal: str | None
+    applied: str
+    fallback: str
+    seq: int = 0  # the store's, once logged
+    created_at: float = 0.0
+
+    @property
+    def best(self) -> float:
+        return max(self.probabilities, default=0.0)
+
+    def decided_at(self, threshold: float) -> bool:
+        """Would the judge's pick stand at `threshold`? (Sure enough, and no tie.)"""
+        ranked = sorted(self.probabilities, reverse=True)
+        return (
+            self.proposal is not None
+            and ranked[0] >= threshold
+            and (len(ranked) < 2 or ranked[0] > ranked[1])
+        )
+
+
+class Label(Record):
+    kind: Literal["type", "judgement"]
+    subject_id: str
+    value: str
+    created_at: float

@@ -183,9 +183,57 @@ async def m0002_drop_full_text(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0003_judgements(db: aiosqlite.Connection) -> None:
+    """The judge's decisions kept with their probabilities, the labels that grade them, and
+    what dreaming has done to each memory."""
+    await execute_script(
+        db,
+        """
+        -- Who gave a memory its type: NULL the heuristic (dreaming may ask the judge),
+        -- 'extraction' the model that read it, 'judge' dreaming, 'label' a person.
+        ALTER TABLE memories ADD COLUMN typed_by TEXT;
+        ALTER TABLE candidates ADD COLUMN typed_by TEXT;
+        -- When dreaming looked for the memories this one extends (NULL: not yet).
+        ALTER TABLE memories ADD COLUMN linked_at REAL;
+        CREATE INDEX memories_dreaming ON memories(namespace, typed_by, linked_at)
+            WHERE is_latest = 1 AND forgotten_at IS NULL;
+
+        -- One row per judge call: the outcome each letter stood for, each letter's
+        -- probability, the judge's own pick, what was applied, and the heuristic's answer.
+        CREATE TABLE judgements (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            text TEXT NOT NULL,
+            options TEXT NOT NULL,
+            probabilities TEXT NOT NULL,
+            proposal TEXT,
+            applied TEXT NOT NULL,
+            fallback TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE INDEX judgements_kind ON judgements(kind, seq);
+        CREATE INDEX judgements_subject ON judgements(subject_id);
+
+        -- A person's word: a memory's type ('type', memory id, the type) or a verdict on a
+        -- judgement ('judgement', judgement id, 'correct' or 'wrong'). The latest word stands.
+        CREATE TABLE labels (
+            kind TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (kind, subject_id)
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
+    ("0003_judgements", m0003_judgements),
 ]
 
 

@@ -24,14 +24,8 @@ from typing import TypeVar
 import aiohttp
 import msgspec
 
-from smemd.engine.judge import (
-    Judge,
-    MemoryType,
-    Outcome,
-    OutcomeKind,
-    reconcile_options,
-    type_options,
-)
+from smemd.engine.judge import Judge
+from smemd.engine.questions import MemoryType, Outcome, OutcomeKind, reconcile_options, type_options
 from smemd.fleet.llama import LlamaClient, LlamaError
 
 DATA = Path(__file__).resolve().parents[1] / "data"

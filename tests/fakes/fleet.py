@@ -54,9 +54,11 @@ Nodes = Sequence[tuple[str, FakeLlamaServer, Sequence[str], str]]
 
 
 async def start_hosts(
-    start_daemon: StartDaemon, state_dir: Path, nodes: Nodes, name: str = "smemd.toml"
-) -> Running:
-    """The in-process daemon on a `hosts` fleet of these fakes, its config read from a file."""
+    start_daemon: StartDaemon, state_dir: Path, nodes: Nodes, name: str = "smemd.toml",
+    extra: str = "",
+) -> Running:  # fmt: skip
+    """The in-process daemon on a `hosts` fleet of these fakes, its config read from a file;
+    `extra` is TOML put before the fleet's (whole tables, e.g. an `[engine]` section)."""
     toml = state_dir / name
-    toml.write_text(hosts_config(state_dir, nodes))
+    toml.write_text(hosts_config(state_dir, nodes, extra))
     return await start_daemon(load(toml, env={}))

@@ -1,0 +1,157 @@
+"""The judge's log, labels, calibration and dreaming over HTTP."""
+
+from __future__ import annotations
+
+import msgspec
+from aiohttp import web
+
+from smemd.api import params
+from smemd.api.render import iso
+from smemd.api.wire import decode, reply
+from smemd.engine import calibration as engine_calibration
+from smemd.engine.core import Engine
+from smemd.errors import BadRequest
+from smemd.protocol import Dreaming
+from smemd.protocol.calibration import (
+    Calibration,
+    DreamingChange,
+    FitReply,
+    FitResult,
+    Fitted,
+    JudgeCalibration,
+    Judgement,
+    Judgements,
+    LabelReply,
+    LabelRequest,
+)
+from smemd.store.records import Judged, JudgeKind, Label
+
+KINDS = ("reconcile", "type", "link")
+
+
+async def judgements(request: web.Request) -> web.Response:
+    engine = params.engine(request)
+    kind = request.query.get("kind")
+    if kind is not None and kind not in KINDS:
+        raise BadRequest("invalid query parameter", f"?kind: one of {', '.join(KINDS)}")
+    after = params.query_int(request, "after", 0, 0, 2**53)
+    limit = params.query_int(request, "limit", 100, 1, 1000)
+    async with engine.store.read() as reader:
+        calls = await reader.judgements(
+            msgspec.convert(kind, JudgeKind | None), after=after, limit=limit
+        )
+        labels = {lab.subject_id: lab.value for lab in await reader.labels()}
+    return reply(
+        Judgements(
+            judgements=[_judgement(engine, call, labels.get(call.id)) for call in calls],
+            next_after=calls[-1].seq if len(calls) == limit else None,
+        )
+    )
+
+
+async def label(request: web.Request) -> web.Response:
+    body = await decode(request, LabelRequest)
+    labels = params.engine(request).labels
+    if body.memory_id is not None and body.type is not None and _only(body, "memory_id", "type"):
+        done = await labels.memory_type(body.memory_id, body.type)
+    elif (
+        body.judgement_id is not None
+        and body.correct is not None
+        and _only(body, "judgement_id", "correct")
+    ):
+        done = await labels.call(body.judgement_id, body.correct)
+    elif body.link is not None and body.correct is not None and _only(body, "link", "correct"):
+        done = await labels.link(body.link.from_id, body.link.to_id, body.correct)
+    else:
+        raise BadRequest(
+            "a label is one of: memoryId and type; judgementId and correct; link and correct",
+            f"got {', '.join(sorted(_given(body))) or 'nothing'}",
+        )
+    return reply(_label(done), status=201)
+
+
+async def calibration(request: web.Request) -> web.Response:
+    engine = params.engine(request)
+    reports = await engine.calibration.report()
+    return reply(Calibration(judges=[_report(r) for r in reports], heuristics=engine.judge is None))
+
+
+async def fit(request: web.Request) -> web.Response:
+    results = await params.engine(request).calibration.fit()
+    return reply(
+        FitReply(results=[msgspec.convert(r, FitResult, from_attributes=True) for r in results])
+    )
+
+
+async def dreaming(request: web.Request) -> web.Response:
+    return reply(await dreaming_status(params.engine(request)))
+
+
+async def set_dreaming(request: web.Request) -> web.Response:
+    body = await decode(request, DreamingChange)
+    engine = params.engine(request)
+    engine.dreamer.set_enabled(body.enabled)
+    return reply(await dreaming_status(engine))
+
+
+async def dreaming_status(engine: Engine) -> Dreaming:
+    dreamer, progress = engine.dreamer, engine.dreamer.progress
+    async with engine.store.read() as reader:
+        untyped, unlinked = await reader.dream_backlog()
+    return Dreaming(
+        enabled=dreamer.enabled, state=progress.state, quiet_after_s=dreamer.quiet_s,
+        quiet_for_s=round(dreamer.clock.quiet_for(), 3),
+        untyped=untyped if dreamer.typer is not None else 0, unlinked=unlinked,
+        typing_asked=progress.typing_asked, typed=progress.typed,
+        links_looked=progress.links_looked, linked=progress.linked,
+        last_step_at=iso(progress.last_step_at), errors=progress.errors,
+        last_error=progress.last_error, heuristics=dreamer.heuristics,
+    )  # fmt: skip
+
+
+def _given(body: LabelRequest) -> set[str]:
+    return {name for name in LabelRequest.__struct_fields__ if getattr(body, name) is not None}
+
+
+def _only(body: LabelRequest, *names: str) -> bool:
+    return _given(body) == set(names)
+
+
+def _label(done: Label) -> LabelReply:
+    return LabelReply(
+        kind=done.kind, subject_id=done.subject_id, value=done.value,
+        created_at=iso(done.created_at),
+    )  # fmt: skip
+
+
+def _judgement(engine: Engine, call: Judged, label: str | None) -> Judgement:
+    return Judgement(
+        id=call.id, seq=call.seq, namespace=call.namespace, kind=call.kind,
+        subject_id=call.subject_id, text=call.text, options=call.options,
+        probabilities=call.probabilities, proposal=call.proposal, applied=call.applied,
+        fallback=call.fallback, decided=call.decided_at(engine.calibration.threshold(call.kind)),
+        created_at=iso(call.created_at), label=label,
+    )  # fmt: skip
+
+
+def _report(r: engine_calibration.JudgeReport) -> JudgeCalibration:
+    fitted = r.fitted
+    return JudgeCalibration(
+        kind=r.kind, threshold=r.threshold, default_threshold=r.default_threshold,
+        fitted=None if fitted is None else Fitted(
+            threshold=fitted.threshold, intercept=round(fitted.intercept, 4),
+            slope=round(fitted.slope, 4), labels=fitted.labels, fitted_at=iso(fitted.fitted_at),
+        ),
+        judgements=r.judgements, labels=r.labels, decided=r.decided, correct=r.correct,
+        accuracy=round(r.correct / r.decided, 4) if r.decided else None,
+        coverage=round(r.decided / r.labels, 4) if r.labels else None,
+    )  # fmt: skip
+
+
+def add_routes(router: web.UrlDispatcher, admin: set[web.AbstractRoute]) -> None:
+    router.add_get("/v1/judgements", judgements)
+    router.add_post("/v1/labels", label)
+    router.add_get("/v1/calibration", calibration)
+    admin.add(router.add_post("/v1/calibration/fit", fit))
+    router.add_get("/v1/dreaming", dreaming)
+    admin.add(router.add_post("/v1/dreaming", set_dreaming))

@@ -1,0 +1,76 @@
+"""A person's labels: a memory's type, or ✓/✗ on a judge's call (a link or a decision).
+
+A label is the truth from then on: a type label sets the memory's type; a ✓ on a link makes
+it, a ✗ removes it; a ✓ on a type call sets the type it picked, a ✗ puts the heuristic's back.
+Reconcile calls are graded only: their versions stay as history. Calibration fits on them all.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from smemd.engine.ids import now
+from smemd.engine.verdicts import target_of
+from smemd.errors import BadRequest, NotFound
+from smemd.store.api import Store, Writer
+from smemd.store.records import Judged, Label, MemoryType
+
+
+class Labels:
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    async def memory_type(self, memory_id: str, memory_type: MemoryType) -> Label:
+        async with self.store.write() as writer:
+            if not await writer.memories_by_id([memory_id]):
+                raise NotFound(f"no memory {memory_id}")
+            await writer.set_type(memory_id, memory_type, "label", now())
+            return await _put(writer, "type", memory_id, memory_type)
+
+    async def call(self, judgement_id: str, correct: bool) -> Label:
+        async with self.store.write() as writer:
+            call = await writer.judgement(judgement_id)
+            if call is None:
+                raise NotFound(f"no judgement {judgement_id}")
+            return await _grade(writer, call, correct)
+
+    async def link(self, from_id: str, to_id: str, correct: bool) -> Label:
+        async with self.store.write() as writer:
+            call = await writer.link_judgement(from_id, to_id)
+            if call is None:
+                raise NotFound(f"no judge call proposed that {from_id} extends {to_id}")
+            return await _grade(writer, call, correct)
+
+
+async def _grade(writer: Writer, call: Judged, correct: bool) -> Label:
+    if call.proposal is None:
+        raise BadRequest(
+            f"judgement {call.id} picked nothing (its letters held no probability): nothing to grade"
+        )
+    memories = await writer.memories_by_id([call.subject_id])
+    if call.kind == "type" and memories:
+        value = msgspec.convert(call.proposal if correct else call.fallback, MemoryType)
+        await writer.set_type(call.subject_id, value, "label" if correct else None, now())
+    elif call.kind in ("link", "reconcile") and memories:
+        target = target_of(call.proposal)
+        if call.proposal.startswith("extends:") and target is not None:
+            await _set_link(writer, call, target, correct)
+    return await _put(writer, "judgement", call.id, "correct" if correct else "wrong")
+
+
+async def _set_link(writer: Writer, call: Judged, target: str, present: bool) -> None:
+    if present and not await writer.related(call.subject_id, target):
+        if await writer.memories_by_id([target]):
+            await writer.add_relation(call.subject_id, target, "extends", call.best, now())
+    elif not present:
+        await writer.remove_relation(call.subject_id, target, "extends")
+
+
+async def _put(
+    writer: Writer, kind: Literal["type", "judgement"], subject_id: str, value: str
+) -> Label:
+    label = Label(kind=kind, subject_id=subject_id, value=value, created_at=now())
+    await writer.put_label(label)
+    return label

@@ -1,0 +1,115 @@
+"""The questions the judge is asked: how a new fact relates to stored memories, what kind of memory
+one is, and whether a memory extends its near neighbours. Each is a `Question` and the outcome
+each letter stands for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+import msgspec
+
+from smemd.engine.judge import Judgement, Question, one_line
+
+OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]
+MemoryType = Literal["fact", "preference", "episode"]
+RECONCILE_NEIGHBOURS = 3
+LINK_CANDIDATES = 3
+# A link is only worth having when it is right: the link judge must be surer than the others.
+LINK_THRESHOLD = 0.8
+_OUTCOME_TEXT = {
+    "duplicate": "The new fact says the same as memory [{n}]; it adds nothing.",
+    "updates": "The new fact replaces memory [{n}]: [{n}] was true, and is no longer.",
+    "extends": "The new fact adds detail to memory [{n}], which stays true.",
+}
+
+
+class Outcome(msgspec.Struct, frozen=True):
+    """A reconciliation outcome; `neighbour` indexes the neighbours given, None for distinct."""
+
+    kind: OutcomeKind
+    neighbour: int | None = None
+
+
+class ReconcileQuestion(msgspec.Struct, frozen=True):
+    question: Question
+    outcomes: list[Outcome]  # one per option, in letter order
+
+    def outcome(self, judgement: Judgement) -> Outcome | None:
+        """The chosen letter as (kind, neighbour index); None when undecided."""
+        return None if judgement.index is None else self.outcomes[judgement.index]
+
+
+def reconcile_options(
+    candidate_text: str, neighbours: Sequence[str], *, k: int = RECONCILE_NEIGHBOURS
+) -> ReconcileQuestion:
+    """Duplicate of, updates or extends each of the top-k neighbours, or distinct from them all."""
+    if not neighbours:
+        raise ValueError("no neighbours: a candidate without any is distinct, nothing to ask")
+    shown = [one_line(text) for text in neighbours[:k]]
+    outcomes = [
+        Outcome(kind, i) for kind in ("duplicate", "updates", "extends") for i in range(len(shown))
+    ]
+    outcomes.append(Outcome("distinct"))
+    options = [
+        _OUTCOME_TEXT[o.kind].format(n=o.neighbour + 1) if o.neighbour is not None
+        else "The new fact is about something else: none of the above."
+        for o in outcomes
+    ]  # fmt: skip
+    memories = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(shown))
+    text = (
+        f"Stored memories:\n{memories}\n\nNew fact: {one_line(candidate_text)}\n\n"
+        "How does the new fact relate to the stored memories?"
+    )
+    return ReconcileQuestion(Question(kind="reconcile", text=text, options=options), outcomes)
+
+
+_TYPE_TEXT: dict[MemoryType, str] = {
+    "fact": "a fact: something true about the world or a person, not tied to one moment",
+    "preference": "a preference: what someone likes, dislikes, wants or prefers",
+    "episode": "an episode: something that happened at a particular time",
+}
+
+
+class TypeQuestion(msgspec.Struct, frozen=True):
+    question: Question
+    types: list[MemoryType]  # one per option, in letter order
+
+    def memory_type(self, judgement: Judgement) -> MemoryType | None:
+        """The chosen letter as a memory type; None when undecided."""
+        return None if judgement.index is None else self.types[judgement.index]
+
+
+def type_options(memory_text: str) -> TypeQuestion:
+    """Is a memory a fact, a preference or an episode?"""
+    types: list[MemoryType] = ["fact", "preference", "episode"]
+    text = f"Memory: {one_line(memory_text)}\n\nWhat kind of memory is it?"
+    options = [f"It is {_TYPE_TEXT[t]}." for t in types]
+    return TypeQuestion(Question(kind="type", text=text, options=options), types)
+
+
+class LinkQuestion(msgspec.Struct, frozen=True):
+    question: Question
+    targets: list[int | None]  # the candidate each option names, in letter order; None for none
+
+    def target(self, judgement: Judgement) -> int | None:
+        """The candidate the memory extends (None: undecided, or it extends none)."""
+        return None if judgement.index is None else self.targets[judgement.index]
+
+
+def link_options(memory_text: str, candidates: Sequence[str]) -> LinkQuestion:
+    """Does a memory add detail to one of its near neighbours (which stays true)?"""
+    if not candidates:
+        raise ValueError("no candidates: nothing to link to")
+    shown = [one_line(text) for text in candidates[:LINK_CANDIDATES]]
+    options = [
+        f"It adds detail to memory [{i + 1}], and [{i + 1}] stays true." for i in range(len(shown))
+    ]
+    options.append("Neither: it is about something else, says the same, or contradicts them.")
+    memories = "\n".join(f"[{i + 1}] {text}" for i, text in enumerate(shown))
+    text = (
+        f"Stored memories:\n{memories}\n\nMemory: {one_line(memory_text)}\n\n"
+        "Does the memory add detail to one of the stored memories?"
+    )
+    targets: list[int | None] = [*range(len(shown)), None]
+    return LinkQuestion(Question(kind="link", text=text, options=options), targets)

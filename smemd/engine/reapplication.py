@@ -1,0 +1,60 @@
+"""Past judge calls redone under a new threshold, where their effect can be undone: a memory's
+type and an `extends` link. Reconcile calls made versions that history keeps; those the new
+threshold would decide otherwise are only counted, for a person to review."""
+
+from __future__ import annotations
+
+import msgspec
+
+from smemd.engine.ids import now
+from smemd.engine.verdicts import NONE, target_of
+from smemd.store.api import Writer
+from smemd.store.records import Judged, JudgeKind, MemoryType
+
+
+async def reapply(writer: Writer, kind: JudgeKind, threshold: float) -> tuple[int, int]:
+    """Redo past calls of a judge under a new threshold: (calls whose effect changed, reconcile
+    calls left for review)."""
+    changed = review = 0
+    labelled = {lab.subject_id for lab in await writer.labels()}
+    after = 0
+    while calls := await writer.judgements(kind, after=after, limit=500):
+        after = calls[-1].seq
+        for call in calls:
+            if call.proposal is None or call.id in labelled or call.subject_id in labelled:
+                continue  # a person's word is not for a threshold to overturn
+            should = call.proposal if call.decided_at(threshold) else _undecided(call)
+            if should == call.applied:
+                continue
+            if kind == "reconcile":
+                review += 1
+                continue
+            await _redo(writer, call, should)
+            await writer.set_applied(call.id, should)
+            changed += 1
+    return changed, review
+
+
+def _undecided(call: Judged) -> str:
+    """What an undecided call leaves: the heuristic's type; no link (the link judge is the
+    only one that can make one); the heuristic's reconcile decision."""
+    return NONE if call.kind == "link" else call.fallback
+
+
+async def _redo(writer: Writer, call: Judged, should: str) -> None:
+    memories = {m.id: m for m in await writer.memories_by_id([call.subject_id])}
+    memory = memories.get(call.subject_id)
+    if memory is None:
+        return
+    if call.kind == "type":
+        if memory.typed_by in (None, "judge"):
+            kind = msgspec.convert(should, MemoryType)
+            if should == call.proposal:
+                await writer.set_type(memory.id, kind, "judge", now())
+            else:
+                await writer.set_type(memory.id, kind, None, now())
+        return
+    if (old := target_of(call.applied)) is not None:
+        await writer.remove_relation(memory.id, old, "extends")
+    if (new := target_of(should)) is not None and not await writer.related(memory.id, new):
+        await writer.add_relation(memory.id, new, "extends", call.best, now())

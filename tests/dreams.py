@@ -1,0 +1,113 @@
+"""A store built on the heuristics, then served with a chat model: what dreaming works on.
+
+The first daemon has no model (its memories are typed by the heuristic), the second the same
+store and embedder plus a fake chat model whose type and link answers come from tables.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from tests.conftest import Running, StartDaemon
+from tests.fakes.fleet import start_hosts
+from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.test_api import call
+
+NS = "http://smemd/ns/dreams"
+V1 = "http://smemd/v1"
+
+
+class JudgeTables:
+    """The fake model's answers: a memory's type and its probability; which memory extends which."""
+
+    def __init__(
+        self, types: Mapping[str, tuple[str, float]], links: Mapping[str, str] | None = None
+    ) -> None:
+        self.types = dict(types)
+        self.links = dict(links or {})
+        self.asked: list[str] = []  # the kind of each question, in order
+
+    def __call__(self, body: Mapping[str, Any]) -> str | Reply:
+        prompt = body["messages"][-1]["content"]
+        memory = re.search(r"^Memory: (.*)$", prompt, re.MULTILINE)
+        if "grammar" not in body or memory is None:
+            return "[]"
+        text = memory.group(1)
+        if "What kind of memory" in prompt:
+            self.asked.append("type")
+            kind, p = self.types[text]
+            return Reply(probs=_spread(prompt, rf"It is an? {kind}:", p))
+        self.asked.append("link")
+        extended = self.links.get(text)
+        shown = dict(re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE))
+        number = next((n for n, t in shown.items() if t == extended), None)
+        wording = f"adds detail to memory [{number}]" if number else "Neither"
+        return Reply(probs=_spread(prompt, re.escape(wording), 0.95))
+
+
+def _spread(prompt: str, wording: str, p: float) -> dict[str, float]:
+    """`p` on the option that says `wording`, the rest spread evenly over the other letters."""
+    letters = re.findall(r"^([A-Z])\. ", prompt, re.MULTILINE)
+    found = re.search(rf"^([A-Z])\. .*{wording}", prompt, re.MULTILINE)
+    assert found, (wording, prompt)
+    rest = (1 - p) / (len(letters) - 1)
+    return {letter: p if letter == found.group(1) else rest for letter in letters}
+
+
+async def heuristic_store(
+    start_daemon: StartDaemon, state_dir: Path, embedder: FakeLlamaServer, texts: Sequence[str]
+) -> None:
+    """Ingest each text as a document with no model, then stop that daemon."""
+    node = [("node0", embedder, ["interactive", "background"], "embed")]
+    running = await start_hosts(
+        start_daemon, state_dir, node, name="heuristic.toml", extra="[engine]\ndreaming = false\n"
+    )
+    for text in texts:
+        status, body, _ = await call(running.unix, "POST", f"{NS}/document", json={"content": text})
+        assert status == 200, body
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await asyncio.wait_for(engine.wait_idle(), 30)
+    await running.daemon.shutdown()
+
+
+async def with_model(
+    start_daemon: StartDaemon, state_dir: Path, embedder: FakeLlamaServer, model: FakeLlamaServer,
+    *, quiet_s: float = 0.2, name: str = "model.toml",
+) -> Running:  # fmt: skip
+    nodes = [
+        ("node0", embedder, ["interactive", "background"], "embed"),
+        ("node1", model, ["interactive", "background"], "llm"),
+    ]
+    extra = f"[engine]\ndreaming-quiet-s = {quiet_s}\n"
+    return await start_hosts(start_daemon, state_dir, nodes, name=name, extra=extra)
+
+
+async def dreamt(running: Running, within: float = 20.0) -> dict[str, Any]:
+    """Dreaming's status once it has nothing left to do."""
+    deadline = time.monotonic() + within
+    while True:
+        status, body, _ = await call(running.unix, "GET", f"{V1}/dreaming")
+        assert status == 200, body
+        if body["state"] == "rested" and body["untyped"] == 0 and body["unlinked"] == 0:
+            return dict(body)
+        assert time.monotonic() < deadline, body
+        await asyncio.sleep(0.05)
+
+
+async def memories(running: Running) -> dict[str, dict[str, Any]]:
+    """The latest memories by text."""
+    status, page, _ = await call(running.unix, "POST", f"{NS}/list/memories", json={})
+    assert status == 200, page
+    return {m["memory"]: m for m in page["memories"]}
+
+
+async def judgements(running: Running, kind: str) -> list[dict[str, Any]]:
+    status, body, _ = await call(running.unix, "GET", f"{V1}/judgements?kind={kind}")
+    assert status == 200, body
+    return list(body["judgements"])

@@ -1,0 +1,156 @@
+"""Dreaming through the daemon: a store built on the heuristics gets its types and links from
+the model once the lanes are quiet; it waits for quiet, and it can be switched off."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from smemd.config import ConfigError, load
+from tests.conftest import StartDaemon
+from tests.dreams import (
+    NS,
+    V1,
+    JudgeTables,
+    dreamt,
+    heuristic_store,
+    judgements,
+    memories,
+    with_model,
+)
+from tests.fakes.fleet import started
+from tests.fakes.llama_server import FakeLlamaServer
+from tests.test_api import assert_error, call
+
+TEA = "Alex drinks green tea every morning."
+HONEY = "Alex drinks green tea every morning with honey."
+BOILER = "The boiler in the flat broke down last week."
+EARLY = "Alex hates waking up before seven."
+TABLES = JudgeTables(
+    types={TEA: ("fact", 0.9), HONEY: ("fact", 0.9), BOILER: ("episode", 0.9),
+           EARLY: ("preference", 0.4)},  # unsure: the heuristic's guess stays
+    links={HONEY: TEA},
+)  # fmt: skip
+
+
+@pytest.fixture
+async def servers() -> AsyncIterator[dict[str, FakeLlamaServer]]:
+    fakes = {
+        "embed": FakeLlamaServer(host="127.0.31.1"),
+        "llm": FakeLlamaServer(host="127.0.31.2", roles=(), chat=TABLES),
+    }
+    async with started(fakes):
+        yield fakes
+
+
+async def test_dreaming_types_and_links_a_store_built_without_a_model(
+    short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
+) -> None:
+    await heuristic_store(start_daemon, short_dir, servers["embed"], [TEA, HONEY, BOILER, EARLY])
+    before = await memories_of(start_daemon, short_dir, servers, quiet_s=600)
+    assert {t: m["type"] for t, m in before.items()} == {
+        TEA: "fact",
+        HONEY: "fact",
+        BOILER: "fact",
+        EARLY: "preference",
+    }
+    assert not any("typedBy" in m for m in before.values())
+
+    running = await with_model(start_daemon, short_dir, servers["embed"], servers["llm"])
+    status = await dreamt(running)
+    assert status["typingAsked"] == 4 and status["typed"] == 3, status
+    assert status["linksLooked"] == 4 and status["linked"] == 1, status
+    after = await memories(running)
+    assert after[BOILER]["type"] == "episode" and after[BOILER]["typedBy"] == "judge"
+    assert after[TEA]["typedBy"] == "judge"
+    # Undecided (0.4 under the bar of 0.5): the heuristic's type stays, and is not asked again.
+    assert after[EARLY]["type"] == "preference" and "typedBy" not in after[EARLY]
+
+    types = await judgements(running, "type")
+    assert len(types) == 4
+    for call_ in types:
+        assert call_["options"] == ["fact", "preference", "episode"]
+        assert abs(sum(call_["probabilities"]) - 1) < 1e-4
+    early = next(c for c in types if c["text"] == EARLY)
+    assert early["proposal"] == "preference" and not early["decided"]
+    assert early["applied"] == early["fallback"] == "preference"
+
+    links = await judgements(running, "link")
+    honey = next(c for c in links if c["text"] == HONEY)
+    assert honey["applied"] == f"extends:{after[TEA]['id']}" and honey["decided"]
+    status_, found, _ = await call(
+        running.unix, "POST", f"{NS}/search",
+        json={"query": "green tea honey", "include": {"related": True}, "limit": 1},
+    )  # fmt: skip
+    assert status_ == 200 and found["results"][0]["memory"] == HONEY, found
+    related = found["results"][0]["included"]["related"]["siblings"]
+    assert [(m["memory"], m["relation"]) for m in related] == [(TEA, "extends")]
+
+
+async def memories_of(
+    start_daemon: StartDaemon, state_dir: Path, servers: dict[str, FakeLlamaServer], quiet_s: float
+) -> dict[str, dict[str, object]]:
+    """The memories as a model-served daemon first sees them, then that daemon stopped."""
+    running = await with_model(
+        start_daemon, state_dir, servers["embed"], servers["llm"], quiet_s=quiet_s, name="peek.toml"
+    )
+    found = await memories(running)
+    _, status, _ = await call(running.unix, "GET", f"{V1}/status")
+    assert status["dreaming"]["state"] == "waiting" and status["dreaming"]["untyped"] == 4
+    await running.daemon.shutdown()
+    return found
+
+
+async def test_dreaming_waits_for_quiet_and_can_be_switched_off(
+    short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
+) -> None:
+    await heuristic_store(start_daemon, short_dir, servers["embed"], [TEA, BOILER])
+    TABLES.asked.clear()
+    running = await with_model(
+        start_daemon, short_dir, servers["embed"], servers["llm"], quiet_s=0.6
+    )
+    # Searches keep the lanes busy: nothing is asked while they come.
+    for _ in range(8):
+        status, _, _ = await call(running.unix, "POST", f"{NS}/search", json={"query": "tea"})
+        assert status == 200
+        await asyncio.sleep(0.15)
+    _, state, _ = await call(running.unix, "GET", f"{V1}/dreaming")
+    assert state["state"] == "waiting" and state["quietForS"] < 0.6 and TABLES.asked == []
+    # Polling the console's reads does not count as use.
+    status, off, _ = await call(running.unix, "POST", f"{V1}/dreaming", json={"enabled": False})
+    assert status == 200 and off["enabled"] is False and off["state"] == "off"
+    for _ in range(10):
+        await call(running.unix, "GET", f"{V1}/status")
+        await asyncio.sleep(0.1)
+    assert TABLES.asked == []
+    status, on, _ = await call(running.unix, "POST", f"{V1}/dreaming", json={"enabled": True})
+    assert status == 200 and on["enabled"] is True
+    done = await dreamt(running)
+    assert done["typingAsked"] == 2 and TABLES.asked.count("type") == 2
+
+
+async def test_bad_dreaming_requests_get_clear_errors(
+    short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
+) -> None:
+    running = await with_model(start_daemon, short_dir, servers["embed"], servers["llm"])
+    for body in ({"enabled": "yes"}, {}, {"enabled": True, "now": True}):
+        status, reply, _ = await call(running.unix, "POST", f"{V1}/dreaming", json=body)
+        assert_error(status, reply, 400)
+    status, reply, _ = await call(running.unix, "POST", f"{V1}/dreaming", data=b"{not json")
+    assert_error(status, reply, 400)
+
+
+def test_smem_dreaming_switches_it_off_and_rejects_nonsense(tmp_path: Path) -> None:
+    toml = tmp_path / "smemd.toml"
+    toml.write_text(f'[paths]\nstate-dir = "{tmp_path}"\n')
+    assert load(toml, env={}).engine.dreaming is True
+    assert load(toml, env={"SMEM_DREAMING": "0"}).engine.dreaming is False
+    assert load(toml, env={"SMEM_DREAMING": "on"}).engine.dreaming is True
+    with pytest.raises(ConfigError, match=r"\$SMEM_DREAMING: expected 1 or 0"):
+        load(toml, env={"SMEM_DREAMING": "maybe"})
+    toml.write_text(f'[paths]\nstate-dir = "{tmp_path}"\n[engine]\ndreaming-quiet-s = -1\n')
+    with pytest.raises(ConfigError, match="dreaming-quiet-s"):
+        load(toml, env={})
