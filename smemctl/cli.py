@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import answers, fleet, ingest, memory, nodes, stats
+from smemctl import answers, calibration, fleet, ingest, memory, nodes, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
@@ -130,6 +130,26 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         answers.compress,
         "the numbered context recall gives QUERY, and its tokens",
         answers.compress_arguments,
+    ),
+    "dreaming": (
+        calibration.dreaming,
+        "dreaming's state and backlog; on or off switches it",
+        calibration.dreaming_arguments,
+    ),
+    "judgements": (
+        calibration.judgements,
+        "the judge's logged calls, oldest first",
+        calibration.judgements_arguments,
+    ),
+    "label": (
+        calibration.label,
+        "a person's word: a memory's type, a call right or wrong, a link right or wrong",
+        calibration.label_arguments,
+    ),
+    "calibration": (
+        calibration.calibration,
+        "each judge's threshold and how its labelled calls fare (--fit: fit them first)",
+        calibration.calibration_arguments,
     ),
     "stats": (stats.stats, "documents, memories and jobs per namespace", stats.stats_arguments),
     "lanes": (fleet.lanes, "which nodes serve each lane, and what is lent", None),
