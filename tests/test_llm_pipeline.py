@@ -99,7 +99,10 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     _, body, _ = await call(running.unix, "GET", "http://smemd/v1/status")
     assert body["heuristics"] == []
     await ingest(running, "Hi! So, Alex lives in Seattle these days.")
-    assert [m["memory"] for m in await memories(running)] == ["Alex lives in Seattle"]
+    (seattle,) = await memories(running)
+    assert seattle["memory"] == "Alex lives in Seattle"
+    # The model's type and entities are kept with the memory.
+    assert seattle["typedBy"] == "extraction" and seattle["entities"] == ["Alex", "Seattle"]
     await ingest(running, "News: Alex moved to Portland last spring.")
     latest = await memories(running)
     assert [m["memory"] for m in latest] == ["Alex lives in Portland"]

@@ -78,6 +78,7 @@ def memory(m: Memory, now: float) -> MemoryOut:
         type=m.type, root_id=m.root_id, parent_id=m.parent_id, document_id=m.document_id,
         event_at=iso(m.event_at), valid_until=iso(m.valid_until), forgotten_at=iso(m.forgotten_at),
         forget_reason=m.forget_reason, expires_at=iso(m.expires_at), typed_by=m.typed_by,
+        entities=m.entities or None,
     )  # fmt: skip
 
 

@@ -57,7 +57,7 @@ def _candidate(job: Job, chunks: list[Chunk], position: int, fact: LlmFact) -> C
     return Candidate(
         job_id=job.id, position=position, chunk_id=chunks[fact.chunks[0]].id, text=fact.text,
         type=fact.type, event_at=_midnight(fact.event_date) if fact.event_date else None,
-        typed_by="extraction",
+        typed_by="extraction", entities=list(fact.entities),
     )  # fmt: skip
 
 

@@ -157,7 +157,7 @@ class Memories:
                     id=new_id("mem"), namespace=namespace, text=text, type=old.type,
                     root_id=old.root_id, version=old.version + 1, parent_id=old.id,
                     document_id=old.document_id, chunk_id=old.chunk_id, event_at=old.event_at,
-                    is_static=old.is_static, metadata=old.metadata,
+                    is_static=old.is_static, metadata=old.metadata, entities=old.entities,
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again
                 vector, now(),
             )  # fmt: skip

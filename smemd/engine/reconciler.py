@@ -135,6 +135,7 @@ class Reconciler:
             id=memory_id, namespace=doc.namespace, text=candidate.text, type=candidate.type,
             root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
             event_at=candidate.event_at, metadata=dict(doc.metadata), typed_by=candidate.typed_by,
+            entities=candidate.entities,
         )  # fmt: skip
         parent = None
         if decision.kind == "updates" and decision.target is not None:

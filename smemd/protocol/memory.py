@@ -178,6 +178,7 @@ class MemoryOut(Sparse):
     expires_at: str | None = None
     # Who set `type`: "extraction", "judge" (dreaming), "label"; absent: the heuristic's guess.
     typed_by: str | None = None
+    entities: list[str] | None = None  # as extraction named them; absent when none
 
 
 class ChunkOut(Sparse):

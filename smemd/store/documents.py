@@ -14,6 +14,7 @@ from smemd.store.rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
+    list_json,
     metadata_json,
     page,
     to_record,
@@ -198,7 +199,8 @@ class DocumentReads:
 
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
         rows = await self.db.execute_fetchall(
-            "SELECT job_id, position, chunk_id, text, type, event_at, typed_by, vector FROM candidates"
+            "SELECT job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector"
+            " FROM candidates"
             " WHERE job_id = ? ORDER BY position",
             [job_id],
         )
@@ -212,8 +214,9 @@ class DocumentReads:
                     type=r[4],
                     event_at=r[5],
                     typed_by=r[6],
+                    entities=msgspec.json.decode(r[7], type=list[str]),
                 ),
-                from_blob(r[7]),
+                from_blob(r[8]),
             )
             for r in rows
         ]
@@ -334,8 +337,8 @@ class DocumentWrites(DocumentReads):
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
         await self.db.executemany(
             "INSERT OR REPLACE INTO candidates"
-            " (job_id, position, chunk_id, text, type, event_at, typed_by, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            " (job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
                 (
                     c.job_id,
@@ -345,6 +348,7 @@ class DocumentWrites(DocumentReads):
                     c.type,
                     c.event_at,
                     c.typed_by,
+                    list_json(c.entities),
                     to_blob(v),
                 )
                 for c, v in items

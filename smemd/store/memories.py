@@ -9,7 +9,14 @@ import aiosqlite
 import numpy as np
 
 from smemd.store.records import IndexRows, Memory, NewMemory, Relation, RelationKind
-from smemd.store.rows import MEMORY_COLUMNS, metadata_json, page, to_record, to_records
+from smemd.store.rows import (
+    MEMORY_COLUMNS,
+    list_json,
+    metadata_json,
+    page,
+    to_record,
+    to_records,
+)
 from smemd.store.vectors import to_blob
 
 # What normal recall sees: the latest version, not forgotten. Expiry is checked at query time.
@@ -241,8 +248,8 @@ class MemoryWrites(MemoryReads):
 _INSERT_MEMORY = (
     "INSERT INTO memories (id, namespace, text, type, version, is_latest, root_id, parent_id,"
     " document_id, chunk_id, created_at, updated_at, event_at, expires_at, is_static,"
-    " is_inference, metadata, vector, typed_by)"
-    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " is_inference, metadata, vector, typed_by, entities)"
+    " VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 
 
@@ -251,5 +258,5 @@ def _memory_row(new: NewMemory, vector: np.ndarray, now: float) -> list[Any]:
         new.id, new.namespace, new.text, new.type, new.version, new.root_id, new.parent_id,
         new.document_id, new.chunk_id, now, now, new.event_at, new.expires_at,
         int(new.is_static), int(new.is_inference), metadata_json(new.metadata), to_blob(vector),
-        new.typed_by,
+        new.typed_by, list_json(new.entities),
     ]  # fmt: skip

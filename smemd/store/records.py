@@ -83,6 +83,7 @@ class Memory(Record):
     is_inference: bool
     metadata: dict[str, Any]
     typed_by: TypedBy | None = None
+    entities: list[str] = msgspec.field(default_factory=list)
 
     def is_forgotten(self, now: float) -> bool:
         return self.forgotten_at is not None or (
@@ -121,6 +122,7 @@ class Candidate(Record):
     type: MemoryType
     event_at: float | None = None
     typed_by: TypedBy | None = None
+    entities: list[str] = msgspec.field(default_factory=list)
 
 
 class NewMemory(Record):
@@ -141,6 +143,7 @@ class NewMemory(Record):
     is_inference: bool = False
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     typed_by: TypedBy | None = None
+    entities: list[str] = msgspec.field(default_factory=list)
 
 
 class IndexRows(msgspec.Struct, kw_only=True):

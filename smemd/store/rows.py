@@ -15,6 +15,7 @@ R = TypeVar("R", bound=Record)
 
 _json_encode = msgspec.json.Encoder().encode
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
+_json_list = msgspec.json.Decoder(list[str]).decode
 
 
 def columns(record: type[Record], prefix: str = "") -> str:
@@ -32,6 +33,8 @@ def to_record(record: type[R], row: sqlite3.Row | tuple[Any, ...]) -> R:
     values = dict(zip(record.__struct_fields__, row, strict=True))
     if "metadata" in values:
         values["metadata"] = _json_decode(values["metadata"])
+    if "entities" in values:
+        values["entities"] = _json_list(values["entities"])
     return msgspec.convert(values, record, strict=False)
 
 
@@ -41,6 +44,10 @@ def to_records(record: type[R], rows: list[Any]) -> list[R]:
 
 def metadata_json(metadata: dict[str, Any]) -> str:
     return _json_encode(metadata).decode()
+
+
+def list_json(items: Sequence[str]) -> str:
+    return _json_encode(list(items)).decode()
 
 
 async def page(

@@ -184,8 +184,8 @@ async def m0002_drop_full_text(db: aiosqlite.Connection) -> None:
 
 
 async def m0003_judgements(db: aiosqlite.Connection) -> None:
-    """The judge's decisions kept with their probabilities, the labels that grade them, and
-    what dreaming has done to each memory."""
+    """The judge's decisions kept with their probabilities, the labels that grade them, what
+    dreaming has done to each memory, and the entities extraction names."""
     await execute_script(
         db,
         """
@@ -193,6 +193,9 @@ async def m0003_judgements(db: aiosqlite.Connection) -> None:
         -- 'extraction' the model that read it, 'judge' dreaming, 'label' a person.
         ALTER TABLE memories ADD COLUMN typed_by TEXT;
         ALTER TABLE candidates ADD COLUMN typed_by TEXT;
+        -- The people, places and things a fact is about, as the model named them (JSON list).
+        ALTER TABLE memories ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE candidates ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
         -- When dreaming looked for the memories this one extends (NULL: not yet).
         ALTER TABLE memories ADD COLUMN linked_at REAL;
         CREATE INDEX memories_dreaming ON memories(namespace, typed_by, linked_at)
