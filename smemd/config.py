@@ -170,6 +170,9 @@ class EngineConfig(Section):
     exact_scan_up_to: Annotated[int, msgspec.Meta(ge=0)] = 20_000
     # Dreaming types memories and links them while the models are idle: after this many
     # seconds without a search or an ingest job. $SMEM_DREAMING=0 turns it off.
+    # One extraction call: a 3,000-character group may take 2,048 tokens to answer, minutes on
+    # a slow node; the client's 30 s would fail it.
+    extraction_timeout_s: Annotated[float, msgspec.Meta(ge=1, le=3600)] = 300.0
     dreaming: bool = True
     dreaming_quiet_s: Annotated[float, msgspec.Meta(ge=0, le=86400)] = 20.0
 

@@ -162,3 +162,29 @@ async def test_the_namespace_supporting_context_guides_extraction(running: Runni
     assert "<document" in EXTRACTION_PROMPTS[0]
     (memory,) = await memories(running)
     assert memory["type"] == "episode" and memory["eventAt"].startswith("2025-03-12")
+
+
+async def test_extraction_calls_are_bounded_by_their_own_timeout(
+    short_dir: Path, start_daemon: StartDaemon
+) -> None:
+    """A model slower than `extraction-timeout-s` fails the job (after its retries) with a
+    timeout: the setting, not the client's 30 s default, bounds the call."""
+    servers = {
+        "node0": FakeLlamaServer(host="127.0.31.1"),
+        "node1": FakeLlamaServer(host="127.0.31.2", roles=(), chat=model, latency=1.5),
+    }
+    async with started(servers):
+        running = await start_hosts(
+            start_daemon, short_dir,
+            [
+                ("node0", servers["node0"], ["interactive", "background"], "embed"),
+                ("node1", servers["node1"], ["interactive", "background"], "llm"),
+            ],
+            extra="[engine]\nextraction-timeout-s = 1\n",
+        )  # fmt: skip
+        doc = await ingest(running, "Hi! So, Alex lives in Seattle these days.")
+    assert doc["system"]["status"] == "failed", doc
+    status, jobs, _ = await call(running.unix, "GET", "http://smemd/v1/jobs")
+    assert status == 200
+    (job,) = [j for j in jobs["jobs"] if j["documentId"] == doc["id"]]
+    assert job["error"].endswith("no answer within 1 s"), job

@@ -56,7 +56,7 @@ class Engine:
         clock = QuietClock()
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency, llm,
-            judge=self.judge, clock=clock,
+            judge=self.judge, clock=clock, extraction_timeout_s=config.extraction_timeout_s,
         )  # fmt: skip
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker, clock=clock)
         self.dreamer = Dreamer(

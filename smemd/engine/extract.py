@@ -25,15 +25,17 @@ _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 
 
 async def extract_candidates(
-    store: Store, embedder: Embedder, job: Job, doc: Document, llm: Chatter | None = None
-) -> list[tuple[Candidate, np.ndarray]]:
+    store: Store, embedder: Embedder, job: Job, doc: Document, llm: Chatter | None = None,
+    *, timeout: float | None = None,  # noqa: ASYNC109
+) -> list[tuple[Candidate, np.ndarray]]:  # fmt: skip
+    """`timeout` bounds each model call (None: the client's own)."""
     async with store.read() as reader:
         chunks = await reader.chunks_of(doc.id)
     if llm is not None:
         async with store.read() as reader:
             found = await reader.namespaces(name=doc.namespace, limit=1, offset=0)
         guide = found[0].supporting_context if found else ""
-        candidates = await _read_by_llm(llm, job, doc, chunks, guide)
+        candidates = await _read_by_llm(llm, job, doc, chunks, guide, timeout)
     else:
         candidates = _cut_from_sentences(job, doc, chunks)
     vectors = await embedder.embed([c.text for c in candidates], kind="document")
@@ -41,14 +43,15 @@ async def extract_candidates(
 
 
 async def _read_by_llm(
-    llm: Chatter, job: Job, doc: Document, chunks: list[Chunk], supporting_context: str
-) -> list[Candidate]:
+    llm: Chatter, job: Job, doc: Document, chunks: list[Chunk], supporting_context: str,
+    timeout: float | None,  # noqa: ASYNC109
+) -> list[Candidate]:  # fmt: skip
     """Facts as the model reads them. A failure (no content, not JSON) fails the phase, to be
     retried: it is never taken for a document without facts."""
     dated = doc.content_date if doc.content_date is not None else doc.created_at
     found = await extract_facts(
         llm, [c.text for c in chunks], source=doc.title or doc.url or doc.id,
-        document_date=utc_day(dated), supporting_context=supporting_context,
+        document_date=utc_day(dated), supporting_context=supporting_context, timeout=timeout,
     )  # fmt: skip
     return [_candidate(job, chunks, position, fact) for position, fact in enumerate(found)]
 

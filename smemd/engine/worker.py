@@ -36,6 +36,7 @@ class Worker:
     def __init__(
         self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
         llm: ChatModel | None = None, judge: Judge | None = None, clock: QuietClock | None = None,
+        extraction_timeout_s: float | None = None,
     ) -> None:  # fmt: skip
         """With `llm` (a chat model on the background lane) facts are read by the model and
         reconciled by `judge`; without, by the heuristics. Each job step touches `clock`."""
@@ -44,6 +45,7 @@ class Worker:
         self.embedder = embedder
         self.indexes = indexes
         self.llm = llm
+        self.extraction_timeout_s = extraction_timeout_s
         if llm is not None and judge is None:
             judge = Judge(llm)
         self.reconciler = Reconciler(store, indexes, judge)
@@ -117,7 +119,9 @@ class Worker:
         if job.phase == "embedding":
             return await self._embed(job, doc)
         if job.phase == "extracting":
-            items = await extract_candidates(self.store, self.embedder, job, doc, self.llm)
+            items = await extract_candidates(
+                self.store, self.embedder, job, doc, self.llm, timeout=self.extraction_timeout_s
+            )
             return await self._commit(job, "reconciling", lambda w: w.insert_candidates(items))
         if job.phase == "reconciling":
             await self.reconciler.reconcile(job, doc)
