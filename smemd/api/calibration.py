@@ -97,11 +97,11 @@ async def set_dreaming(request: web.Request) -> web.Response:
 async def dreaming_status(engine: Engine) -> Dreaming:
     dreamer, progress = engine.dreamer, engine.dreamer.progress
     async with engine.store.read() as reader:
-        untyped, unlinked = await reader.dream_backlog()
+        untyped, unlinked = await reader.dream_backlog(typing=dreamer.typer is not None)
     return Dreaming(
         enabled=dreamer.enabled, state=progress.state, quiet_after_s=dreamer.quiet_s,
         quiet_for_s=round(dreamer.clock.quiet_for(), 3),
-        untyped=untyped if dreamer.typer is not None else 0, unlinked=unlinked,
+        untyped=untyped, unlinked=unlinked,
         typing_asked=progress.typing_asked, typed=progress.typed,
         links_looked=progress.links_looked, linked=progress.linked,
         last_step_at=iso(progress.last_step_at), errors=progress.errors,

@@ -18,13 +18,15 @@ _options = msgspec.json.Decoder(list[str]).decode
 _probabilities = msgspec.json.Decoder(list[float]).decode
 _JUDGED = ", ".join(Judged.__struct_fields__)
 # Memories dreaming may still work on: the latest version, not forgotten.
-_DREAMABLE = "is_latest = 1 AND forgotten_at IS NULL AND vector IS NOT NULL"
+# (Each condition is its partial index's, word for word, so SQLite uses it.)
+_DREAMABLE = "is_latest = 1 AND forgotten_at IS NULL"
 # Typed by the heuristic alone, and not yet put to the judge (an undecided judgement keeps the
 # heuristic's type: asking again would get the same answer).
 _UNTYPED = (
-    "typed_by IS NULL AND NOT EXISTS"
+    f"typed_by IS NULL AND {_DREAMABLE} AND NOT EXISTS"
     " (SELECT 1 FROM judgements j WHERE j.subject_id = memories.id AND j.kind = 'type')"
 )
+_UNLINKED = f"linked_at IS NULL AND {_DREAMABLE}"
 
 
 def _judged(row: Any) -> Judged:
@@ -91,8 +93,7 @@ class JudgementReads:
     async def untyped(self, limit: int) -> list[Memory]:
         """Memories whose type is only the heuristic's guess, oldest first."""
         rows = await self.db.execute_fetchall(
-            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_DREAMABLE} AND {_UNTYPED}"
-            " ORDER BY seq LIMIT ?",
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {_UNTYPED} ORDER BY seq LIMIT ?",
             [limit],
         )
         return to_records(Memory, list(rows))
@@ -101,19 +102,21 @@ class JudgementReads:
         """Memories dreaming has not yet looked for links from, oldest first, with vectors."""
         rows = list(
             await self.db.execute_fetchall(
-                f"SELECT {MEMORY_COLUMNS}, vector FROM memories WHERE {_DREAMABLE}"
-                " AND linked_at IS NULL ORDER BY seq LIMIT ?",
+                f"SELECT {MEMORY_COLUMNS}, vector FROM memories WHERE {_UNLINKED}"
+                " AND vector IS NOT NULL ORDER BY seq LIMIT ?",
                 [limit],
             )
         )
         memories = to_records(Memory, [r[:-1] for r in rows])
         return [(m, from_blob(r[-1])) for m, r in zip(memories, rows, strict=True)]
 
-    async def dream_backlog(self) -> tuple[int, int]:
-        """How many memories wait to be typed, and to be looked at for links."""
+    async def dream_backlog(self, *, typing: bool = True) -> tuple[int, int]:
+        """How many memories wait to be typed (0 unless `typing`: without a model nothing
+        will type them, and counting them all would cost every status poll), and to be looked
+        at for links."""
+        untyped = f"(SELECT count(*) FROM memories WHERE {_UNTYPED})" if typing else "0"
         rows = await self.db.execute_fetchall(
-            f"SELECT count(*) FILTER (WHERE {_UNTYPED}),"
-            f" count(*) FILTER (WHERE linked_at IS NULL) FROM memories WHERE {_DREAMABLE}"
+            f"SELECT {untyped}, (SELECT count(*) FROM memories WHERE {_UNLINKED})"
         )
         untyped, unlinked = next(iter(rows))
         return int(untyped), int(unlinked)

@@ -198,8 +198,11 @@ async def m0003_judgements(db: aiosqlite.Connection) -> None:
         ALTER TABLE candidates ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
         -- When dreaming looked for the memories this one extends (NULL: not yet).
         ALTER TABLE memories ADD COLUMN linked_at REAL;
-        CREATE INDEX memories_dreaming ON memories(namespace, typed_by, linked_at)
-            WHERE is_latest = 1 AND forgotten_at IS NULL;
+        -- Dreaming's backlogs: small once it has caught up, so counting them stays cheap.
+        CREATE INDEX memories_untyped ON memories(seq)
+            WHERE typed_by IS NULL AND is_latest = 1 AND forgotten_at IS NULL;
+        CREATE INDEX memories_unlinked ON memories(seq)
+            WHERE linked_at IS NULL AND is_latest = 1 AND forgotten_at IS NULL;
 
         -- One row per judge call: the outcome each letter stood for, each letter's
         -- probability, the judge's own pick, what was applied, and the heuristic's answer.
