@@ -28,11 +28,17 @@ FACTS = {
                   "entities": ["Alex", "Portland"]}],
     "balcony": [{"text": "Alex lives in Portland in a flat with a balcony", "type": "fact",
                  "eventDate": None, "entities": ["Alex"]}],
+    "resides": [{"text": "Alex resides in the city of Portland", "type": "fact", "eventDate": None,
+                 "entities": ["Alex", "Portland"]}],
     "meeting": [{"text": "The meeting with Sam was cancelled", "type": "episode",
                  "eventDate": "2025-03-12", "entities": ["Sam"]}],
 }  # fmt: skip
 # What the judge's options say, by outcome, for memory [1].
-OUTCOMES = {"updates": "replaces memory [1]", "extends": "adds detail to memory [1]"}
+OUTCOMES = {
+    "updates": "replaces memory [1]",
+    "extends": "adds detail to memory [1]",
+    "duplicate": "says the same as memory [1]",
+}
 
 
 def letter_for(prompt: str, wording: str) -> str:
@@ -51,11 +57,16 @@ def model(body: Mapping[str, Any]) -> str | Reply:
         if "empty" in prompt:
             return ""  # a reasoning model that spent its budget thinking
         text = prompt.split("<document", 1)[-1]
-        key = next((k for k in ("balcony", "meeting", "Portland", "Seattle") if k in text), None)
+        keys = ("balcony", "resides", "meeting", "Portland", "Seattle")
+        key = next((k for k in keys if k in text), None)
         return json.dumps(FACTS[key] if key else [])
     if "grammar" in body:  # the reconciliation judge
         new_fact = prompt.split("New fact:", 1)[1].splitlines()[0]
-        outcome = "extends" if "balcony" in new_fact else "updates"
+        outcome = (
+            "extends" if "balcony" in new_fact
+            else "duplicate" if "resides" in new_fact
+            else "updates"
+        )  # fmt: skip
         return Reply(probs={letter_for(prompt, OUTCOMES[outcome]): 0.9, "A": 0.05})
     return "ok"
 
@@ -120,6 +131,14 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     assert [(m["memory"], m["relation"]) for m in siblings] == [
         ("Alex lives in Portland", "extends")
     ]
+    # Said again in other words: the judge calls it a duplicate; a source, not a memory.
+    again = await ingest(running, "Alex resides in Portland, as you know.")
+    assert {m["memory"] for m in await memories(running)} == texts
+    status, doc, _ = await call(
+        running.unix, "GET", f"{NS}/document/{again['id']}?include=memories"
+    )
+    assert status == 200, doc
+    assert [m["id"] for m in doc["memories"]] == [portland["id"]]  # it is one of its sources
     every = await memories(running, history=True)
     by_text = {m["memory"]: m for m in every}
     assert by_text["Alex lives in Seattle"]["isLatest"] is False
@@ -130,6 +149,7 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     assert set(calls) == {
         "Alex lives in Portland",
         "Alex lives in Portland in a flat with a balcony",
+        "Alex resides in the city of Portland",
     }
     seattle, portland = (
         by_text["Alex lives in Seattle"]["id"],
@@ -144,6 +164,8 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     assert max(moved["probabilities"]) == pytest.approx(0.9 / 0.95, abs=1e-4)
     balcony = calls["Alex lives in Portland in a flat with a balcony"]
     assert balcony["applied"] == f"extends:{portland}" and balcony["fallback"] == "distinct"
+    duplicate = calls["Alex resides in the city of Portland"]
+    assert duplicate["applied"] == f"duplicate:{portland}" and duplicate["subjectId"] == portland
 
 
 async def test_an_empty_model_answer_fails_the_job_and_stores_nothing(running: Running) -> None:
