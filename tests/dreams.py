@@ -34,20 +34,28 @@ class JudgeTables:
 
     def __call__(self, body: Mapping[str, Any]) -> str | Reply:
         prompt = body["messages"][-1]["content"]
-        memory = re.search(r"^Memory: (.*)$", prompt, re.MULTILINE)
-        if "grammar" not in body or memory is None:
+        if "grammar" not in body:
             return "[]"
+        if "What kind of memory is each" in prompt:  # a batch: one letter per numbered memory
+            self.asked.append("type")
+            items = re.findall(r"^\d+\. (.*)$", prompt, re.MULTILINE)
+            return Reply(positions=[self._type(prompt, text) for text in items])
+        memory = re.search(r"^Memory: (.*)$", prompt, re.MULTILINE)
+        assert memory, prompt
         text = memory.group(1)
         if "What kind of memory" in prompt:
             self.asked.append("type")
-            kind, p = self.types[text]
-            return Reply(probs=_spread(prompt, rf"It is an? {kind}:", p))
+            return Reply(probs=self._type(prompt, text))
         self.asked.append("link")
         extended = self.links.get(text)
         shown = dict(re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE))
         number = next((n for n, t in shown.items() if t == extended), None)
         wording = f"adds detail to memory [{number}]" if number else "Neither"
         return Reply(probs=_spread(prompt, re.escape(wording), 0.95))
+
+    def _type(self, prompt: str, text: str) -> dict[str, float]:
+        kind, p = self.types[text]
+        return _spread(prompt, rf"It is an? {kind}:", p)
 
 
 def _spread(prompt: str, wording: str, p: float) -> dict[str, float]:

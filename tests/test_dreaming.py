@@ -59,9 +59,13 @@ async def test_dreaming_types_and_links_a_store_built_without_a_model(
     }
     assert not any("typedBy" in m for m in before.values())
 
+    TABLES.asked.clear()
     running = await with_model(start_daemon, short_dir, servers["embed"], servers["llm"])
     status = await dreamt(running)
     assert status["typingAsked"] == 4 and status["typed"] == 3, status
+    # Four memories typed in one call; links asked about only for the two with a neighbour
+    # at cosine >= 0.80 (the tea and the tea with honey).
+    assert TABLES.asked == ["type", "link", "link"]
     assert status["linksLooked"] == 4 and status["linked"] == 1, status
     after = await memories(running)
     assert after[BOILER]["type"] == "episode" and after[BOILER]["typedBy"] == "judge"
@@ -129,7 +133,8 @@ async def test_dreaming_waits_for_quiet_and_can_be_switched_off(
     status, on, _ = await call(running.unix, "POST", f"{V1}/dreaming", json={"enabled": True})
     assert status == 200 and on["enabled"] is True
     done = await dreamt(running)
-    assert done["typingAsked"] == 2 and TABLES.asked.count("type") == 2
+    # Both memories typed in one call (up to nine go together).
+    assert done["typingAsked"] == 2 and TABLES.asked.count("type") == 1
 
 
 async def test_bad_dreaming_requests_get_clear_errors(

@@ -9,9 +9,24 @@ from collections.abc import AsyncIterator, Iterator
 import aiohttp
 import pytest
 
-from smemd.engine.judge import LETTERS, Judge, Question, grammar_for, letters_for
-from smemd.engine.questions import Outcome, reconcile_options, type_options
-from smemd.fleet.llama import Chat, LlamaClient
+from smemd.engine.judge import (
+    LETTERS,
+    Judge,
+    Question,
+    batch_grammar,
+    grammar_for,
+    letter_positions,
+    letters_for,
+)
+from smemd.engine.questions import (
+    TYPES,
+    Outcome,
+    chosen_type,
+    reconcile_options,
+    type_batch,
+    type_options,
+)
+from smemd.fleet.llama import Chat, LlamaClient, TokenLogprob
 from tests.fakes.llama_server import FakeLlamaServer, Reply, Rules
 from tests.llama_tools import serving
 
@@ -197,10 +212,10 @@ async def test_typing_maps_letters_to_memory_types(
     fake: FakeLlamaServer, client: LlamaClient
 ) -> None:
     asked = type_options("We hiked\nup Rainier last Sunday.")
-    judgement = await Judge(client).decide(asked.question)
-    assert asked.types == ["fact", "preference", "episode"]
+    judgement = await Judge(client).decide(asked)
+    assert len(asked.options) == len(TYPES) == 3
     assert judgement.probabilities == pytest.approx({"A": 2 / 9, "B": 0.0, "C": 7 / 9})
-    assert asked.memory_type(judgement) == "episode" and judgement.question_kind == "type"
+    assert chosen_type(judgement) == "episode" and judgement.question_kind == "type"
     assert (
         "Memory: We hiked up Rainier last Sunday." in fake.last["chat"]["messages"][-1]["content"]
     )
@@ -233,7 +248,7 @@ async def test_real_judge_gives_every_letter_a_probability(real_llm: str) -> Non
         neighbours = ["Alex lives in Seattle.", "Alex likes tea.", "Bob is 30 years old."]
         for question in (
             reconcile_options("Alex moved to Portland.", neighbours).question,
-            type_options("Alex prefers window seats.").question,
+            type_options("Alex prefers window seats."),
         ):
             judgement = await judge.decide(question)
             letters = LETTERS[: len(question.options)]
@@ -242,3 +257,39 @@ async def test_real_judge_gives_every_letter_a_probability(real_llm: str) -> Non
             assert all(0.0 <= p <= 1.0 for p in judgement.probabilities.values())
             assert 0.0 < judgement.mass <= 1.0001 and len(judgement.raw_top) == 20
             assert judgement.choice is None or judgement.choice in letters
+
+
+async def test_a_batch_reads_each_letter_at_its_own_position(
+    fake: FakeLlamaServer, client: LlamaClient
+) -> None:
+    fake.rules = lambda body: Reply(
+        positions=[{"A": 0.9, "B": 0.1}, {"C": 0.6, "B": 0.3, "x": 0.1}, {"B": 0.5, "A": 0.5}]
+    )
+    texts = ["Alex is a nurse.", "Alex loves jazz.", "Alex moved last May."]
+    judgements = await Judge(client).decide_batch(type_batch(texts))
+    sent = fake.last["chat"]
+    assert sent["grammar"] == batch_grammar("ABC", 3) and sent["max_tokens"] == 6
+    assert (
+        "1. Alex is a nurse.\n2. Alex loves jazz.\n3. Alex moved last May."
+        in (sent["messages"][-1]["content"])
+    )
+    assert [j.probabilities for j in judgements] == [
+        pytest.approx({"A": 0.9, "B": 0.1, "C": 0.0}),
+        pytest.approx({"A": 0.0, "B": 1 / 3, "C": 2 / 3}),
+        pytest.approx({"A": 0.5, "B": 0.5, "C": 0.0}),
+    ]
+    assert [chosen_type(j) for j in judgements] == ["fact", "episode", None]  # the last: a tie
+    assert all(j.question_kind == "type" for j in judgements)
+
+
+def test_letters_merged_into_one_token_give_no_reading_and_keep_the_rest_aligned() -> None:
+    def token(text: str) -> TokenLogprob:
+        return TokenLogprob(token=text, logprob=0.0, top_logprobs=[])
+
+    chat = Chat(
+        content="A B C A", finish_reason="stop",
+        logprobs=[token("A"), token(" B C"), token(" "), token("A"), token("")],
+    )  # fmt: skip
+    found = letter_positions(chat, "ABC", 5)
+    assert [p.token if p else None for p in found] == ["A", None, None, "A", None]
+    assert batch_grammar("AB", 1) == 'root ::= item\nitem ::= "A" | "B"'

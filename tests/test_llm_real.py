@@ -21,7 +21,7 @@ import pytest
 from smemd.engine.evidence import answer_prompt, compress, parse_citations
 from smemd.engine.judge import TOP_LOGPROBS, Judge, Judgement, letters_for
 from smemd.engine.llmfacts import KINDS, extract_facts
-from smemd.engine.questions import reconcile_options, type_options
+from smemd.engine.questions import reconcile_options, type_batch, type_options
 from smemd.fleet.llama import LlamaClient
 from tests.llama_tools import serving
 from tests.test_evidence import m_hit, memory
@@ -124,7 +124,7 @@ async def test_the_judge_reads_a_probability_for_every_letter(model_url: str, ki
             "Alex lives in Portland now.", ["Alex lives in Seattle.", "Alex likes hiking."]
         ).question
     else:
-        question = type_options("Alex loves hiking on weekends.").question
+        question = type_options("Alex loves hiking on weekends.")
     letters = letters_for(len(question.options))
     assert len(letters) == (7 if kind == "reconcile" else 3)
     session, sent, received = recording_session()
@@ -141,3 +141,19 @@ async def test_the_judge_reads_a_probability_for_every_letter(model_url: str, ki
     reply = msgspec.json.decode(b"".join(received))
     first = reply["choices"][0]["logprobs"]["content"][0]
     assert len(first["top_logprobs"]) == TOP_LOGPROBS
+
+
+async def test_a_batch_of_memories_gets_a_reading_for_each(model_url: str) -> None:
+    texts = ["Alex works as a nurse.", "Alex loves jazz.", "Alex moved to Portland last May."]
+    session, sent, received = recording_session()
+    async with session:
+        judge = Judge(LlamaClient(session, model_url, node="real"), timeout=CALL_TIMEOUT)
+        judgements = await judge.decide_batch(type_batch(texts))
+    assert len(judgements) == 3
+    for judgement in judgements:
+        assert_letter_shape(judgement, "ABC")
+    # The grammar held the model to "X Y Z": three letters, each read at its own position.
+    reply = msgspec.json.decode(b"".join(received))
+    generated = reply["choices"][0]["message"]["content"]
+    assert re.fullmatch(r"[ABC] [ABC] [ABC]", generated), generated
+    assert msgspec.json.decode(b"".join(sent))["max_tokens"] == 6

@@ -18,7 +18,7 @@ from typing import Protocol
 
 import msgspec
 
-from smemd.fleet.llama import Chat, Message
+from smemd.fleet.llama import Chat, Message, TokenLogprob
 
 log = logging.getLogger("smemd.judge")
 
@@ -47,6 +47,15 @@ class Question(msgspec.Struct, frozen=True, kw_only=True):
 
     kind: str
     text: str
+    options: list[str]
+
+
+class Batch(msgspec.Struct, frozen=True, kw_only=True):
+    """One question put to several items in one call: the same options, one letter per item."""
+
+    kind: str
+    text: str  # the question, asked of each numbered item
+    items: list[str]
     options: list[str]
 
 
@@ -83,6 +92,14 @@ def grammar_for(letters: str) -> str:
     return "root ::= " + " | ".join(f'"{letter}"' for letter in letters)
 
 
+def batch_grammar(letters: str, count: int) -> str:
+    """`count` letters separated by single spaces: a space keeps two letters from merging into
+    one token ("AB" is a token in many vocabularies), so each letter has a position of its own."""
+    item = " | ".join(f'"{letter}"' for letter in letters)
+    rest = ' " " item' * (count - 1)
+    return f"root ::= item{rest}\nitem ::= {item}"
+
+
 def one_line(text: str) -> str:
     """Whitespace collapsed, so quoted text cannot start a line that looks like an option."""
     return " ".join(text.split())
@@ -99,13 +116,31 @@ def render(question: Question) -> list[Message]:
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
 
 
-def read_letters(chat: Chat, letters: str) -> tuple[dict[str, float], dict[str, float]]:
-    """Each letter's raw probability at position 0 (variants summed), and the top list itself."""
+def render_batch(batch: Batch) -> list[Message]:
+    letters = letters_for(len(batch.options))
+    items = [f"{n}. {one_line(item)}" for n, item in enumerate(batch.items, 1)]
+    options = [
+        f"{letter}. {one_line(option)}"
+        for letter, option in zip(letters, batch.options, strict=True)
+    ]
+    count = len(batch.items)
+    ask = (
+        f"Answer with {count} letters ({', '.join(letters)}), one for each numbered item in"
+        " order, separated by spaces."
+    )
+    content = "\n".join([*items, "", batch.text.strip(), "", *options, "", ask])
+    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": content}]
+
+
+def read_letters(
+    first: TokenLogprob | None, letters: str
+) -> tuple[dict[str, float], dict[str, float]]:
+    """Each letter's raw probability at one generated position (variants summed), and the top
+    list itself; all 0 without a position."""
     raw_top: dict[str, float] = {}
     found = dict.fromkeys(letters, 0.0)
-    if not chat.logprobs:
+    if first is None:
         return found, raw_top
-    first = chat.logprobs[0]
     for top in first.top_logprobs:
         p = math.exp(top.logprob)
         raw_top[top.token] = raw_top.get(top.token, 0.0) + p
@@ -117,6 +152,20 @@ def read_letters(chat: Chat, letters: str) -> tuple[dict[str, float], dict[str, 
     if first.token in found and first.token not in raw_top:
         found[first.token] += math.exp(first.logprob)
     return found, raw_top
+
+
+def letter_positions(chat: Chat, letters: str, count: int) -> list[TokenLogprob | None]:
+    """The generated position of each of `count` letters, in order. A token that carries two
+    letters (or a letter and more) gives neither a reading of its own: None for those, so the
+    later letters stay aligned with their items."""
+    found: list[TokenLogprob | None] = []
+    for position in chat.logprobs:
+        words = position.token.split()
+        if len(words) == 1 and words[0] in letters:
+            found.append(position)
+        else:
+            found.extend(None for word in words if any(c in letters for c in word))
+    return (found + [None] * count)[:count]
 
 
 class Judge:
@@ -149,10 +198,30 @@ class Judge:
         )  # fmt: skip
         return self.weigh(question, chat)
 
+    async def decide_batch(self, batch: Batch) -> list[Judgement]:
+        """One call for many items: one letter each, read at its own position. The letters
+        after the first are read given the ones before: still the model's own odds for that item."""
+        letters = letters_for(len(batch.options))
+        count = len(batch.items)
+        chat = await self.client.chat(
+            render_batch(batch), max_tokens=2 * count, grammar=batch_grammar(letters, count),
+            top_logprobs=self.top_logprobs, timeout=self.timeout,
+        )  # fmt: skip
+        return [
+            self.weigh_at(Question(kind=batch.kind, text=item, options=batch.options), position)
+            for item, position in zip(
+                batch.items, letter_positions(chat, letters, count), strict=True
+            )
+        ]
+
     def weigh(self, question: Question, chat: Chat) -> Judgement:
-        """The judgement a reply gives: argmax of the renormalised letters, if sure enough."""
+        """The judgement a one-letter reply gives."""
+        return self.weigh_at(question, chat.logprobs[0] if chat.logprobs else None)
+
+    def weigh_at(self, question: Question, position: TokenLogprob | None) -> Judgement:
+        """Argmax of the renormalised letters at a position, if sure enough."""
         letters = letters_for(len(question.options))
-        found, raw_top = read_letters(chat, letters)
+        found, raw_top = read_letters(position, letters)
         mass = math.fsum(found.values())
         probabilities = {k: (p / mass if mass > 0 else 0.0) for k, p in found.items()}
         ranked = sorted(probabilities.values(), reverse=True)

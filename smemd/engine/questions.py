@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from smemd.engine.judge import Judgement, Question, one_line
+from smemd.engine.judge import Batch, Judgement, Question, one_line
 
 OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]
 MemoryType = Literal["fact", "preference", "episode"]
@@ -71,21 +71,27 @@ _TYPE_TEXT: dict[MemoryType, str] = {
 }
 
 
-class TypeQuestion(msgspec.Struct, frozen=True):
-    question: Question
-    types: list[MemoryType]  # one per option, in letter order
-
-    def memory_type(self, judgement: Judgement) -> MemoryType | None:
-        """The chosen letter as a memory type; None when undecided."""
-        return None if judgement.index is None else self.types[judgement.index]
+TYPES: list[MemoryType] = ["fact", "preference", "episode"]
 
 
-def type_options(memory_text: str) -> TypeQuestion:
-    """Is a memory a fact, a preference or an episode?"""
-    types: list[MemoryType] = ["fact", "preference", "episode"]
+def type_options(memory_text: str) -> Question:
+    """Is a memory a fact, a preference or an episode? Letter i means `TYPES[i]`."""
     text = f"Memory: {one_line(memory_text)}\n\nWhat kind of memory is it?"
-    options = [f"It is {_TYPE_TEXT[t]}." for t in types]
-    return TypeQuestion(Question(kind="type", text=text, options=options), types)
+    return Question(kind="type", text=text, options=[f"It is {_TYPE_TEXT[t]}." for t in TYPES])
+
+
+def type_batch(memory_texts: Sequence[str]) -> Batch:
+    """The type question for several memories in one call; letter i means `TYPES[i]`."""
+    return Batch(
+        kind="type", text="What kind of memory is each numbered memory?",
+        items=[one_line(text) for text in memory_texts],
+        options=[f"It is {_TYPE_TEXT[t]}." for t in TYPES],
+    )  # fmt: skip
+
+
+def chosen_type(judgement: Judgement) -> MemoryType | None:
+    """A type judgement's chosen type; None when undecided."""
+    return None if judgement.index is None else TYPES[judgement.index]
 
 
 class LinkQuestion(msgspec.Struct, frozen=True):

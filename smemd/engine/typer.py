@@ -1,21 +1,20 @@
 """Dreaming's typing: memories whose type is the heuristic's guess, put to the letter judge.
 
-Nine at a time, asked side by side (the background lane spreads them over the nodes). A sure
-answer replaces the guess; an undecided one keeps it. Either way the judgement is logged, so
-the memory is not asked again and calibration can re-weigh it later.
+Nine at a time in one call: the memories are numbered, the model answers one letter each, and
+each letter's probabilities are read at its own position. A sure answer replaces the guess; an
+undecided one keeps it. Either way the judgement is logged, so the memory is not asked again
+and calibration can re-weigh it later.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 
 from smemd.engine.ids import now
 from smemd.engine.judge import Judge
-from smemd.engine.questions import type_options
+from smemd.engine.questions import TYPES, chosen_type, type_batch
 from smemd.engine.verdicts import judged
 from smemd.store.api import Store
-from smemd.store.records import Judged, Memory, MemoryType
 
 log = logging.getLogger("smemd.dreaming")
 
@@ -33,21 +32,19 @@ class Typer:
             batch = await reader.untyped(TYPE_BATCH)
         if not batch:
             return 0, 0
-        answers = await asyncio.gather(*(self._ask(memory) for memory in batch))
+        judgements = await self.judge.decide_batch(type_batch([m.text for m in batch]))
+        typed = 0
         async with self.store.write() as writer:
-            for memory, (chosen, record) in zip(batch, answers, strict=True):
+            for memory, judgement in zip(batch, judgements, strict=True):
+                chosen = chosen_type(judgement)
+                log.info("type %s %r: %s", memory.id, memory.text[:60], chosen or "undecided")
+                record = judged(
+                    judgement, list(TYPES), kind="type", namespace=memory.namespace,
+                    subject_id=memory.id, text=memory.text, applied=chosen or memory.type,
+                    fallback=memory.type,
+                )  # fmt: skip
                 await writer.log_judgement(record)
                 if chosen is not None:
                     await writer.set_type(memory.id, chosen, "judge", now())
-        return len(batch), sum(chosen is not None for chosen, _ in answers)
-
-    async def _ask(self, memory: Memory) -> tuple[MemoryType | None, Judged]:
-        question = type_options(memory.text)
-        judgement = await self.judge.decide(question.question)
-        chosen = question.memory_type(judgement)
-        log.info("type %s %r: %s", memory.id, memory.text[:60], chosen or "undecided")
-        return chosen, judged(
-            judgement, list(question.types), kind="type", namespace=memory.namespace,
-            subject_id=memory.id, text=memory.text, applied=chosen or memory.type,
-            fallback=memory.type,
-        )  # fmt: skip
+                    typed += 1
+        return len(batch), typed

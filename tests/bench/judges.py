@@ -25,7 +25,14 @@ import aiohttp
 import msgspec
 
 from smemd.engine.judge import Judge
-from smemd.engine.questions import MemoryType, Outcome, OutcomeKind, reconcile_options, type_options
+from smemd.engine.questions import (
+    MemoryType,
+    Outcome,
+    OutcomeKind,
+    chosen_type,
+    reconcile_options,
+    type_options,
+)
 from smemd.fleet.llama import LlamaClient, LlamaError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -116,7 +123,7 @@ async def score_types(judge: Judge, cases: Sequence[TypeCase]) -> Tally:
     for case in cases:
         question = type_options(case.text)
         started = time.perf_counter()
-        memory_type = question.memory_type(await judge.decide(question.question))
+        memory_type = chosen_type(await judge.decide(question))
         ms = (time.perf_counter() - started) * 1000
         tally.add(memory_type == case.expected, memory_type is not None, ms)
     return tally

@@ -24,6 +24,9 @@ class Reply:
 
     text: str | None = None  # None: the most probable of `probs`
     probs: Mapping[str, float] = field(default_factory=dict)
+    # An answer of several words (letters, say), one distribution per word: the text is each
+    # one's most probable, joined by spaces, and word i > 0 is the token " word" (as in BPE).
+    positions: Sequence[Mapping[str, float]] = ()
 
 
 ChatRule = Callable[[Mapping[str, Any]], "str | Reply"]  # gets the request body
@@ -275,6 +278,11 @@ class FakeLlamaServer:
     ) -> tuple[dict[str, Any], int]:
         """The choice the rules give, within the grammar and max_tokens; and its token count."""
         reply = self._answer(body, prompt)
+        if reply.positions:
+            reply = Reply(
+                text=" ".join(max(d, key=d.__getitem__) for d in reply.positions),
+                probs=reply.positions[0], positions=reply.positions,
+            )  # fmt: skip
         probs = dict(reply.probs) or {_pieces(reply.text or "OK")[0]: 1.0}
         text = reply.text if reply.text is not None else max(probs, key=probs.__getitem__)
         if alternatives and text not in alternatives:  # the grammar masks what it forbids
@@ -290,7 +298,12 @@ class FakeLlamaServer:
         choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
         if body.get("logprobs"):
             k = int(body.get("top_logprobs", 20))
-            tokens = [_logprob(p, probs if i == 0 else {p: 1.0}, k) for i, p in enumerate(pieces)]
+            later = [{f" {t}": p for t, p in d.items()} for d in reply.positions[1:]]
+            dists = [probs, *later]
+            tokens = [
+                _logprob(p, dists[i] if i < len(dists) else {p: 1.0}, k)
+                for i, p in enumerate(pieces)
+            ]
             if finish == "stop":  # the real one lists the end-of-generation token too, as ""
                 tokens.append(_logprob("", {"": 1.0}, k))
             choice["logprobs"] = {"content": tokens}
