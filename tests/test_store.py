@@ -13,6 +13,7 @@ from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.fleet.builtin import HashedEmbedder
 from smemd.store import schema
 from smemd.store.api import Store
+from smemd.store.records import NewMemory
 from smemd.store.schema import MIGRATIONS
 from smemd.store.vectors import from_blob, stack, to_blob
 
@@ -54,6 +55,7 @@ async def test_a_database_from_before_a_migration_gets_it(
             " vector) VALUES ('mem_1', 'old', 'Alex lives in Seattle', 'fact', 'mem_1', 1, 1, ?)",
             [to_blob(np.ones(4, dtype=np.float32))],
         )
+        await writer.add_source("mem_1", "doc_1", "chk_1", 1.0)
     await store.close()
     monkeypatch.undo()
     store = Store(path)
@@ -66,6 +68,53 @@ async def test_a_database_from_before_a_migration_gets_it(
     assert rows.texts == ["Alex lives in Seattle"]
     # Its type was the heuristic's: dreaming has it to type, and to look at for links.
     assert memory.typed_by is None and backlog == (1, 1)
+    # Connectedness is counted for what was there: the one source.
+    assert connections(path) == {"mem_1": 1}
+
+
+def connections(path: Path) -> dict[str, int]:
+    """Each memory's `connections` column, checked against a count of its sources and links."""
+    db = sqlite3.connect(path)
+    kept = dict(db.execute("SELECT id, connections FROM memories"))
+    counted = dict(
+        db.execute(
+            "SELECT m.id, (SELECT count(*) FROM memory_sources s WHERE s.memory_id = m.id)"
+            " + (SELECT count(*) FROM relations r WHERE r.from_id = m.id OR r.to_id = m.id)"
+            " FROM memories m"
+        )
+    )
+    db.close()
+    assert kept == counted
+    return kept
+
+
+async def test_connections_follow_sources_and_links_through_every_write(tmp_path: Path) -> None:
+    path = tmp_path / "s.sqlite3"
+    store = Store(path)
+    await store.open()
+    vector = np.ones(4, dtype=np.float32)
+    async with store.write() as writer:
+        await writer.ensure_namespace("n", 1.0)
+        for i in (1, 2, 3):
+            new = NewMemory(
+                id=f"mem_{i}", namespace="n", text=f"fact {i}", type="fact", root_id=f"mem_{i}",
+                document_id="doc_a", chunk_id="chk_a",
+            )  # fmt: skip
+            await writer.insert_memory(new, vector, 1.0)
+        await writer.add_source("mem_1", "doc_a", "chk_a", 2.0)  # already there: ignored
+        await writer.add_source("mem_1", "doc_b", "chk_b", 2.0)
+        await writer.add_relation("mem_2", "mem_1", "extends", 0.9, 2.0)
+        await writer.add_relation("mem_2", "mem_1", "extends", 0.95, 3.0)  # again: rescored
+        await writer.add_relation("mem_3", "mem_1", "updates", 1.0, 2.0)
+    assert connections(path) == {"mem_1": 4, "mem_2": 2, "mem_3": 2}
+    async with store.write() as writer:
+        await writer.remove_relation("mem_3", "mem_1", "updates")
+        await writer.delete_document_rows("doc_b")
+    assert connections(path) == {"mem_1": 2, "mem_2": 2, "mem_3": 1}
+    async with store.write() as writer:
+        await writer.delete_memories(["mem_2"])
+    assert connections(path) == {"mem_1": 1, "mem_3": 1}
+    await store.close()
 
 
 async def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ import msgspec
 from smemd.engine.filters import Filter
 from smemd.engine.ids import now
 from smemd.engine.recall import Query, Recall
-from smemd.store.api import Reader, Store
+from smemd.store.api import Store
 from smemd.store.records import Memory
 
 DYNAMIC_DAYS = 14
@@ -24,11 +24,9 @@ BUCKET_SIZE = 10
 LIVE_NOW = (
     "m.is_latest = 1 AND m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
 )
-# How connected a memory is: the documents that state it, and its links to other memories.
-CONNECTEDNESS = (
-    "(SELECT count(*) FROM memory_sources s WHERE s.memory_id = m.id)"
-    " + (SELECT count(*) FROM relations r WHERE r.from_id = m.id OR r.to_id = m.id)"
-)
+# How connected a memory is (`connections`: the documents that state it plus its links to other
+# memories, kept by the store), then the newest: the order of the store's profile index.
+BEST_CONNECTED = "m.is_static DESC, m.connections DESC, m.created_at DESC"
 
 
 class Profile(msgspec.Struct):
@@ -49,34 +47,28 @@ class Profiles:
         t = now()
         where, params = _admitted(filter, t)
         async with self.store.read() as reader:
-            static = await self._memories(
-                reader, namespace, f"{where} AND m.type IN ('preference', 'fact')", params,
-                order=f"m.type = 'preference' DESC, m.is_static DESC, {CONNECTEDNESS} DESC,"
-                " m.created_at DESC", limit=limit,
-            )  # fmt: skip
-            dynamic = await self._memories(
-                reader, namespace,
-                f"{where} AND (m.type = 'episode' OR m.version > 1) AND m.created_at >= ?",
-                [*params, t - DYNAMIC_DAYS * 86400], order="m.created_at DESC", limit=limit,
+            static: list[Memory] = []
+            for kind in ("preference", "fact"):  # one index walk each, preferences first
+                if len(static) < limit:
+                    static += await reader.top_memories(
+                        namespace, where=f"{where} AND m.type = '{kind}'", params=params,
+                        order=BEST_CONNECTED, limit=limit - len(static),
+                    )  # fmt: skip
+            dynamic = await reader.top_memories(
+                namespace,
+                where=f"{where} AND (m.type = 'episode' OR m.version > 1) AND m.created_at >= ?",
+                params=[*params, t - DYNAMIC_DAYS * 86400], order="m.created_at DESC",
+                limit=limit,
             )  # fmt: skip
         filled = {name: await self._bucket(namespace, name, filter) for name in buckets}
         return Profile(static=static, dynamic=dynamic, buckets=filled)
-
-    @staticmethod
-    async def _memories(
-        reader: Reader, namespace: str, where: str, params: list[Any], *, order: str, limit: int
-    ) -> list[Memory]:
-        found, _ = await reader.memories(
-            namespace, where=where, params=params, order=order, limit=limit, offset=0
-        )
-        return list(found)
 
     async def _bucket(self, namespace: str, name: str, filter: Filter | None) -> list[Memory]:
         if name == "preferences":
             where, params = _admitted(filter, now())
             async with self.store.read() as reader:
-                return await self._memories(
-                    reader, namespace, f"{where} AND m.type = 'preference'", params,
+                return await reader.top_memories(
+                    namespace, where=f"{where} AND m.type = 'preference'", params=params,
                     order="m.created_at DESC", limit=BUCKET_SIZE,
                 )  # fmt: skip
         query = Query(

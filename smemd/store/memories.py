@@ -78,6 +78,18 @@ class MemoryReads:
             offset=offset,
         )
 
+    async def top_memories(
+        self, namespace: str, *, where: str, params: Sequence[Any], order: str, limit: int
+    ) -> list[Memory]:
+        """The first `limit` in `order`, without counting the rest (a page's total can cost
+        more than the page)."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND ({where})"
+            f" ORDER BY {order} LIMIT ?",
+            [namespace, *params, limit],
+        )
+        return to_records(Memory, list(rows))
+
     async def memories_of_document(self, document_id: str) -> list[Memory]:
         rows = await self.db.execute_fetchall(
             f"SELECT {MEMORY_COLUMNS} FROM memories WHERE document_id = ? OR id IN"
@@ -191,7 +203,10 @@ class MemoryWrites(MemoryReads):
         self, from_id: str, to_id: str, kind: RelationKind, score: float, now: float
     ) -> None:
         await self.db.execute(
-            "INSERT OR REPLACE INTO relations (from_id, to_id, kind, score, created_at) VALUES (?, ?, ?, ?, ?)",
+            # An upsert, not OR REPLACE: a replace would count the link twice in `connections`
+            # (its hidden delete fires no trigger).
+            "INSERT INTO relations (from_id, to_id, kind, score, created_at) VALUES (?, ?, ?, ?, ?)"
+            " ON CONFLICT DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
             [from_id, to_id, kind, score, now],
         )
 

@@ -185,7 +185,8 @@ async def m0002_drop_full_text(db: aiosqlite.Connection) -> None:
 
 async def m0003_judgements(db: aiosqlite.Connection) -> None:
     """The judge's decisions kept with their probabilities, the labels that grade them, what
-    dreaming has done to each memory, and the entities extraction names."""
+    dreaming has done to each memory, the entities extraction names, and each memory's
+    connectedness."""
     await execute_script(
         db,
         """
@@ -198,6 +199,28 @@ async def m0003_judgements(db: aiosqlite.Connection) -> None:
         ALTER TABLE candidates ADD COLUMN entities TEXT NOT NULL DEFAULT '[]';
         -- When dreaming looked for the memories this one extends (NULL: not yet).
         ALTER TABLE memories ADD COLUMN linked_at REAL;
+        -- How connected a memory is: its sources plus its relations, kept in step by the
+        -- triggers below, so the profile's order is an index away instead of a count per row
+        -- (300 ms at 100k memories).
+        ALTER TABLE memories ADD COLUMN connections INTEGER NOT NULL DEFAULT 0;
+        UPDATE memories SET connections =
+            (SELECT count(*) FROM memory_sources s WHERE s.memory_id = memories.id)
+            + (SELECT count(*) FROM relations r WHERE r.from_id = memories.id OR r.to_id = memories.id);
+        CREATE TRIGGER memory_sources_connect AFTER INSERT ON memory_sources BEGIN
+            UPDATE memories SET connections = connections + 1 WHERE id = new.memory_id;
+        END;
+        CREATE TRIGGER memory_sources_disconnect AFTER DELETE ON memory_sources BEGIN
+            UPDATE memories SET connections = connections - 1 WHERE id = old.memory_id;
+        END;
+        CREATE TRIGGER relations_connect AFTER INSERT ON relations BEGIN
+            UPDATE memories SET connections = connections + 1 WHERE id IN (new.from_id, new.to_id);
+        END;
+        CREATE TRIGGER relations_disconnect AFTER DELETE ON relations BEGIN
+            UPDATE memories SET connections = connections - 1 WHERE id IN (old.from_id, old.to_id);
+        END;
+        CREATE INDEX memories_profile ON memories(namespace, type, is_static, connections, created_at)
+            WHERE is_latest = 1 AND forgotten_at IS NULL;
+
         -- Dreaming's backlogs: small once it has caught up, so counting them stays cheap.
         CREATE INDEX memories_untyped ON memories(seq)
             WHERE typed_by IS NULL AND is_latest = 1 AND forgotten_at IS NULL;
