@@ -16,6 +16,7 @@ import aiohttp
 import pytest
 
 from smemd.engine.judge import Judge
+from smemd.engine.typer import TYPE_BATCH
 from smemd.fleet.llama import LlamaClient
 from tests.bench import judges
 from tests.fakes.llama_server import FakeLlamaServer, Reply
@@ -114,18 +115,24 @@ def knows_the_answers() -> Callable[[Mapping[str, Any]], Reply]:
     for case in raw("types.jsonl"):
         answers[(case["text"],)] = OPTION_WORDS[case["expected"]]
 
+    def letter(options: Mapping[str, str], key: tuple[str, ...]) -> dict[str, float]:
+        (right,) = [k for k, text in options.items() if answers[key] in text]
+        wrong = next(k for k in options if k != right)
+        return {right: 0.9, wrong: 0.06, "The": 0.04}
+
     def rule(body: Mapping[str, Any]) -> Reply:
         user = body["messages"][-1]["content"]
+        options = dict(_OPTION.findall(user))
+        if "each numbered memory" in user:  # a typing batch: one letter per numbered memory
+            items = re.findall(r"^\d+\. (.*)$", user, re.MULTILINE)
+            return Reply(positions=[letter(options, (item,)) for item in items])
         if memory := re.search(r"^Memory: (.*)$", user, re.MULTILINE):
             key: tuple[str, ...] = (memory.group(1),)
         else:
             fact = re.search(r"^New fact: (.*)$", user, re.MULTILINE)
             assert fact is not None, user
             key = (fact.group(1), *_MEMORY.findall(user))
-        options = dict(_OPTION.findall(user))
-        (letter,) = [k for k, text in options.items() if answers[key] in text]
-        wrong = next(k for k in options if k != letter)
-        return Reply(probs={letter: 0.9, wrong: 0.06, "The": 0.04})
+        return Reply(probs=letter(options, key))
 
     return rule
 
@@ -142,11 +149,13 @@ async def test_a_judge_that_knows_the_answers_scores_one() -> None:
     async with FakeLlamaServer(host="127.0.31.6", chat=knows_the_answers()) as fake:
         line = await judges.run(fake.url)
     n_reconcile, n_types = len(raw("reconcile.jsonl")), len(raw("types.jsonl"))
-    assert fake.calls["chat"] == n_reconcile + n_types and fake.calls["props"] == 1
+    batches = -(-n_types // TYPE_BATCH)
+    assert fake.calls["chat"] == n_reconcile + n_types + batches and fake.calls["props"] == 1
     assert re.fullmatch(
         rf"judges url={re.escape(fake.url)} model=fake\.gguf "
         rf"reconcile n={n_reconcile} accuracy=1\.000 undecided=0 "
-        rf"types n={n_types} accuracy=1\.000 undecided=0 p50_ms=\d+\.\d",
+        rf"types n={n_types} accuracy=1\.000 undecided=0 p50_ms=\d+\.\d "
+        rf"types_batched n={n_types} accuracy=1\.000 undecided=0 per_case_ms=\d+\.\d",
         line,
     ), line
 
@@ -181,8 +190,9 @@ async def test_always_a_scores_the_share_of_cases_whose_answer_is_a() -> None:
 async def test_undecided_judgements_count_as_wrong_and_apart() -> None:
     async with FakeLlamaServer(host="127.0.31.6", chat=torn) as fake:
         line = await judges.run(fake.url, limit=4)
-    assert fake.calls["chat"] == 8
+    assert fake.calls["chat"] == 9  # four and four, then the four types in one batch
     assert " reconcile n=4 accuracy=0.000 undecided=4 types n=4 accuracy=0.000 undecided=4 " in line
+    assert " types_batched n=4 accuracy=0.000 undecided=4 " in line
 
 
 async def test_the_module_runs_as_a_command() -> None:
@@ -196,7 +206,7 @@ async def test_the_module_runs_as_a_command() -> None:
     assert process.returncode == 0, err.decode()
     assert out.decode().startswith(f"judges url={fake.url} model=fake.gguf reconcile n=3 ")
     assert " types n=3 accuracy=1.000 undecided=0 " in out.decode()
-    assert fake.calls["chat"] == 6
+    assert fake.calls["chat"] == 7
 
 
 def test_an_unreachable_server_is_an_error(capsys: pytest.CaptureFixture[str]) -> None:

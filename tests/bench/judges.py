@@ -2,9 +2,10 @@
 
 Every reconciliation case (tests/data/reconcile.jsonl) goes through `reconcile_options` and every
 typing case (tests/data/types.jsonl) through `type_options`, one question at a time, to the
-letter-probability judge at its default threshold. An undecided judgement counts as wrong (and
-is counted apart). Prints one line: per judge the cases, accuracy and undecided, and the median
-ms per judge call over both sets.
+letter-probability judge at its default threshold; then the typing cases again nine to a call,
+as dreaming asks them. An undecided judgement counts as wrong (and is counted apart). Prints one
+line: per judge the cases, accuracy and undecided, the median ms per judge call over both sets,
+and for the batches the median ms per case.
 
     python -m tests.bench.judges http://127.0.0.1:8080 [--limit N]
 """
@@ -31,8 +32,10 @@ from smemd.engine.questions import (
     OutcomeKind,
     chosen_type,
     reconcile_options,
+    type_batch,
     type_options,
 )
+from smemd.engine.typer import TYPE_BATCH
 from smemd.fleet.llama import LlamaClient, LlamaError
 
 DATA = Path(__file__).resolve().parents[1] / "data"
@@ -129,6 +132,20 @@ async def score_types(judge: Judge, cases: Sequence[TypeCase]) -> Tally:
     return tally
 
 
+async def score_type_batches(judge: Judge, cases: Sequence[TypeCase]) -> Tally:
+    """The same cases as dreaming asks them: nine to a call (ms per case, not per call)."""
+    tally = Tally()
+    for start in range(0, len(cases), TYPE_BATCH):
+        batch = cases[start : start + TYPE_BATCH]
+        started = time.perf_counter()
+        judgements = await judge.decide_batch(type_batch([case.text for case in batch]))
+        ms = (time.perf_counter() - started) * 1000 / len(batch)
+        for case, judgement in zip(batch, judgements, strict=True):
+            memory_type = chosen_type(judgement)
+            tally.add(memory_type == case.expected, memory_type is not None, ms)
+    return tally
+
+
 async def run(url: str, *, limit: int | None = None, call_timeout: float = 30.0) -> str:
     """Both sets (the first `limit` cases of each) through the judge at `url`: the one line."""
     reconcile, types = load_reconcile()[:limit], load_types()[:limit]
@@ -138,10 +155,13 @@ async def run(url: str, *, limit: int | None = None, call_timeout: float = 30.0)
         judge = Judge(client)
         merged = await score_reconcile(judge, reconcile)
         typed = await score_types(judge, types)
+        batched = await score_type_batches(judge, types)
     p50 = statistics.median(merged.ms + typed.ms) if merged.n + typed.n else 0.0
+    batch_p50 = statistics.median(batched.ms) if batched.n else 0.0
     return (
         f"judges url={url} model={client.name or '?'} reconcile {merged.summary()} "
-        f"types {typed.summary()} p50_ms={p50:.1f}"
+        f"types {typed.summary()} p50_ms={p50:.1f} "
+        f"types_batched {batched.summary()} per_case_ms={batch_p50:.1f}"
     )
 
 
