@@ -144,6 +144,16 @@ async def test_a_label_on_a_link_makes_or_removes_it(
     assert await related(running, honey) == [(TEA, "extends")]
     await label(running, {"link": {"fromId": tea, "toId": honey}, "correct": True}, expected=404)
 
+    # A hard delete of the document takes the memory's calls and their labels with it: the
+    # judge's log quotes the text.
+    assert (await report(running))["link"]["labels"] == 1
+    doc = found[HONEY]["documentId"]
+    status, body, _ = await call(running.unix, "DELETE", f"{NS}/document", json={"ids": [doc]})
+    assert status == 200, body
+    for kind in ("type", "link"):
+        assert HONEY not in {c["text"] for c in await judgements(running, kind)}
+    assert (await report(running))["link"]["labels"] == 0
+
 
 async def related(running: Running, memory_id: str) -> list[tuple[str, str]]:
     status, body, _ = await call(running.unix, "GET", f"{NS}/memories/{memory_id}?include=related")

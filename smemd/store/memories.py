@@ -232,6 +232,15 @@ class MemoryWrites(MemoryReads):
         await self.db.execute(
             f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", [*ids, *ids]
         )
+        # The judge's log quotes a memory's text: a hard delete takes those calls, and the
+        # labels on them, with it.
+        calls = f"SELECT id FROM judgements WHERE subject_id IN ({marks})"
+        await self.db.execute(
+            f"DELETE FROM labels WHERE (kind = 'judgement' AND subject_id IN ({calls}))"
+            f" OR (kind = 'type' AND subject_id IN ({marks}))",
+            [*ids, *ids],
+        )
+        await self.db.execute(f"DELETE FROM judgements WHERE subject_id IN ({marks})", list(ids))
         await self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", list(ids))
 
     async def delete_document_rows(self, document_id: str) -> None:
