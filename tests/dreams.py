@@ -116,6 +116,7 @@ async def memories(running: Running) -> dict[str, dict[str, Any]]:
 
 
 async def judgements(running: Running, kind: str) -> list[dict[str, Any]]:
-    status, body, _ = await call(running.unix, "GET", f"{V1}/judgements?kind={kind}")
+    path = f"{V1}/judgements?kind={kind}&namespace={NS.rsplit('/', 1)[1]}"
+    status, body, _ = await call(running.unix, "GET", path)
     assert status == 200, body
     return list(body["judgements"])

@@ -202,3 +202,24 @@ def test_the_fit_puts_the_threshold_between_wrong_and_right() -> None:
     each = [x for x in xs for _ in range(3)]
     assert logistic.threshold(*logistic.fit(each, [True, True, False] * 6)) == 0.0
     assert logistic.threshold(*logistic.fit(each, [True, False, False] * 6)) == 1.0
+
+
+async def test_the_log_is_read_by_kind_namespace_and_page(
+    short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
+) -> None:
+    await heuristic_store(start_daemon, short_dir, servers["embed"], [TEA, HONEY])
+    running = await with_model(start_daemon, short_dir, servers["embed"], servers["llm"])
+    await dreamt(running)
+    every = await call(running.unix, "GET", f"{V1}/judgements")
+    assert every[0] == 200 and len(every[1]["judgements"]) == 4  # two types, two links
+    assert every[1]["nextAfter"] is None
+    first = (await call(running.unix, "GET", f"{V1}/judgements?limit=3"))[1]
+    rest = (await call(running.unix, "GET", f"{V1}/judgements?after={first['nextAfter']}"))[1]
+    assert [c["id"] for c in first["judgements"] + rest["judgements"]] == [
+        c["id"] for c in every[1]["judgements"]
+    ]
+    other = (await call(running.unix, "GET", f"{V1}/judgements?namespace=elsewhere"))[1]
+    assert other["judgements"] == []
+    for bad in ("limit=0", "after=-1", "limit=x"):
+        status, reply, _ = await call(running.unix, "GET", f"{V1}/judgements?{bad}")
+        assert_error(status, reply, 400)

@@ -34,11 +34,12 @@ async def judgements(request: web.Request) -> web.Response:
     kind = request.query.get("kind")
     if kind is not None and kind not in KINDS:
         raise BadRequest("invalid query parameter", f"?kind: one of {', '.join(KINDS)}")
+    namespace = request.query.get("namespace")
     after = params.query_int(request, "after", 0, 0, 2**53)
     limit = params.query_int(request, "limit", 100, 1, 1000)
     async with engine.store.read() as reader:
         calls = await reader.judgements(
-            msgspec.convert(kind, JudgeKind | None), after=after, limit=limit
+            msgspec.convert(kind, JudgeKind | None), namespace=namespace, after=after, limit=limit
         )
         labels = {lab.subject_id: lab.value for lab in await reader.labels()}
     return reply(

@@ -40,13 +40,19 @@ class JudgementReads:
     db: aiosqlite.Connection
 
     async def judgements(
-        self, kind: JudgeKind | None = None, *, after: int = 0, limit: int = 1000
-    ) -> list[Judged]:
-        """Oldest first, `seq` > after; all kinds when `kind` is None."""
-        where, params = ("kind = ? AND", [kind]) if kind else ("", [])
+        self, kind: JudgeKind | None = None, *, namespace: str | None = None, after: int = 0,
+        limit: int = 1000,
+    ) -> list[Judged]:  # fmt: skip
+        """Oldest first, `seq` > after; every kind and namespace unless given."""
+        where = "seq > ?"
+        params: list[object] = [after]
+        for column, value in (("kind", kind), ("namespace", namespace)):
+            if value is not None:
+                where += f" AND {column} = ?"
+                params.append(value)
         rows = await self.db.execute_fetchall(
-            f"SELECT {_JUDGED} FROM judgements WHERE {where} seq > ? ORDER BY seq LIMIT ?",
-            [*params, after, limit],
+            f"SELECT {_JUDGED} FROM judgements WHERE {where} ORDER BY seq LIMIT ?",
+            [*params, limit],
         )
         return [_judged(r) for r in rows]
 
