@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from smemd.config import ConfigError, load
+from smemd.engine.linker import extends_by_words
 from tests.conftest import StartDaemon
 from tests.dreams import (
     NS,
@@ -159,3 +160,45 @@ def test_smem_dreaming_switches_it_off_and_rejects_nonsense(tmp_path: Path) -> N
     toml.write_text(f'[paths]\nstate-dir = "{tmp_path}"\n[engine]\ndreaming-quiet-s = -1\n')
     with pytest.raises(ConfigError, match="dreaming-quiet-s"):
         load(toml, env={})
+
+
+async def test_without_a_model_dreaming_links_by_words_and_nothing_errors(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon(engine__dreaming_quiet_s=0.2)
+    for text in (TEA, HONEY, BOILER):
+        status, body, _ = await call(running.unix, "POST", f"{NS}/document", json={"content": text})
+        assert status == 200, body
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await asyncio.wait_for(engine.wait_idle(), 30)
+    done = await dreamt(running)
+    assert done["heuristics"] == ["typing", "links"] and done["typingAsked"] == 0
+    assert done["linked"] == 1, done  # the tea with honey says all the tea says, and more
+    found = await memories(running)
+    status, body, _ = await call(
+        running.unix, "GET", f"{NS}/memories/{found[HONEY]['id']}?include=related"
+    )
+    assert status == 200, body
+    related = body["included"]["related"]["siblings"]
+    assert [(m["memory"], m["relation"]) for m in related] == [(TEA, "extends")]
+    # The calibration routes answer, with nothing to calibrate.
+    status, report, _ = await call(running.unix, "GET", f"{V1}/calibration")
+    assert status == 200 and report["heuristics"] is True
+    status, fit, _ = await call(running.unix, "POST", f"{V1}/calibration/fit")
+    assert status == 200 and {r["outcome"] for r in fit["results"]} == {"too few labels"}
+    assert await judgements(running, "link") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "other", "extends"),
+    [
+        (HONEY, TEA, True),
+        (TEA, HONEY, False),  # says less
+        (TEA, "Alex drinks green tea every morning!", False),  # says the same
+        ("Alex has green tea each morning with honey.", TEA, False),  # other words
+        ("The tea is green.", "The the.", False),  # nothing but stopwords to extend
+    ],
+)
+def test_the_heuristic_links_a_memory_that_says_more(text: str, other: str, extends: bool) -> None:
+    assert extends_by_words(text, other) is extends

@@ -25,14 +25,14 @@ log = logging.getLogger("smemd.dreaming")
 
 LINK_AT = 0.80
 LINK_BATCH = 6
-MIN_NEW_WORDS = 2  # what "more" means for the heuristic: a word or two is rephrasing
 
 
 def extends_by_words(text: str, other: str) -> bool:
-    """Every content word of `other` is in `text`, and `text` has a few more."""
+    """Every content word of `other` is in `text`, and `text` has more ("with honey"): a
+    rephrasing changes words, and fails the first test."""
     mine = {t for t in tokens(text) if t not in STOPWORDS}
     theirs = {t for t in tokens(other) if t not in STOPWORDS}
-    return bool(theirs) and theirs <= mine and len(mine - theirs) >= MIN_NEW_WORDS
+    return bool(theirs) and theirs < mine
 
 
 class Linker:
