@@ -7,19 +7,42 @@ store and embedder plus a fake chat model whose type and link answers come from 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import start_hosts
+from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
 from tests.test_api import call
 
 NS = "http://smemd/ns/dreams"
 V1 = "http://smemd/v1"
+
+TEA = "Alex drinks green tea every morning."
+HONEY = "Alex drinks green tea every morning with honey."
+BOILER = "The boiler in the flat broke down last week."
+EARLY = "Alex hates waking up before seven."
+SURE, UNSURE = 0.95, 0.62
+# Memories to calibrate on, text: (the model's pick, its probability, the truth a person labels).
+# The sure picks are right and the unsure ones wrong: labels that disagree with a bar of 0.5.
+GRADED = {
+    "Alex works as a nurse at the city hospital.": ("fact", SURE, "fact"),
+    "Sam prefers window seats on long flights.": ("preference", SURE, "preference"),
+    "Alex adopted a cat in March 2024.": ("episode", SURE, "episode"),
+    "Priya speaks Hindi and Portuguese fluently.": ("fact", SURE, "fact"),
+    "Tom loves hiking in the Alps.": ("preference", SURE, "preference"),
+    "The team shipped version two on Friday.": ("episode", SURE, "episode"),
+    "Mia enjoys baking sourdough bread.": ("fact", UNSURE, "preference"),
+    "Leo moved to Berlin in June 2023.": ("preference", UNSURE, "episode"),
+    "Nora is allergic to peanuts.": ("episode", UNSURE, "fact"),
+    "Omar likes jazz records.": ("episode", UNSURE, "preference"),
+    "The roof was repaired in May 2022.": ("fact", UNSURE, "episode"),
+    "Ivy adores black coffee.": ("episode", UNSURE, "preference"),
+}
 
 
 class JudgeTables:
@@ -56,6 +79,26 @@ class JudgeTables:
     def _type(self, prompt: str, text: str) -> dict[str, float]:
         kind, p = self.types[text]
         return _spread(prompt, rf"It is an? {kind}:", p)
+
+
+def tables() -> JudgeTables:
+    """The fake model's answers: the tea memories (the honey one extends the other), the boiler
+    (an episode, where the heuristic guessed a fact), the early riser (unsure) and the graded set."""
+    types = {TEA: ("fact", 0.9), HONEY: ("fact", 0.9), BOILER: ("episode", 0.9),
+             EARLY: ("preference", 0.4)}  # fmt: skip
+    types |= {text: (pick, p) for text, (pick, p, _) in GRADED.items()}
+    return JudgeTables(types, {HONEY: TEA})
+
+
+@contextlib.asynccontextmanager
+async def fake_pair(model: JudgeTables) -> AsyncIterator[dict[str, FakeLlamaServer]]:
+    """An embedder ("embed") and a chat model answering from `model` ("llm"), on loopback."""
+    fakes = {
+        "embed": FakeLlamaServer(host="127.0.31.1"),
+        "llm": FakeLlamaServer(host="127.0.31.2", roles=(), chat=model),
+    }
+    async with started(fakes):
+        yield fakes
 
 
 def _spread(prompt: str, wording: str, p: float) -> dict[str, float]:

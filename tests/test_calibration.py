@@ -12,52 +12,32 @@ import pytest
 from smemd.engine import logistic
 from tests.conftest import Running, StartDaemon
 from tests.dreams import (
+    GRADED,
+    HONEY,
     NS,
+    SURE,
+    TEA,
+    UNSURE,
     V1,
-    JudgeTables,
     dreamt,
+    fake_pair,
     heuristic_store,
     judgements,
     memories,
+    tables,
     with_model,
 )
-from tests.fakes.fleet import started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import assert_error, call
 
-SURE, UNSURE = 0.95, 0.62
-# text: (the model's pick, its probability, the truth a person labels)
-TYPES = {
-    "Alex works as a nurse at the city hospital.": ("fact", SURE, "fact"),
-    "Sam prefers window seats on long flights.": ("preference", SURE, "preference"),
-    "Alex adopted a cat in March 2024.": ("episode", SURE, "episode"),
-    "Priya speaks Hindi and Portuguese fluently.": ("fact", SURE, "fact"),
-    "Tom loves hiking in the Alps.": ("preference", SURE, "preference"),
-    "The team shipped version two on Friday.": ("episode", SURE, "episode"),  # not labelled
-    "Mia enjoys baking sourdough bread.": ("fact", UNSURE, "preference"),
-    "Leo moved to Berlin in June 2023.": ("preference", UNSURE, "episode"),
-    "Nora is allergic to peanuts.": ("episode", UNSURE, "fact"),
-    "Omar likes jazz records.": ("episode", UNSURE, "preference"),
-    "The roof was repaired in May 2022.": ("fact", UNSURE, "episode"),
-    "Ivy adores black coffee.": ("episode", UNSURE, "preference"),  # not labelled
-}
 UNLABELLED = {"The team shipped version two on Friday.", "Ivy adores black coffee."}
-TEA = "Alex drinks green tea every morning."
-HONEY = "Alex drinks green tea every morning with honey."
-TABLES = JudgeTables(
-    types={t: (pick, p) for t, (pick, p, _) in TYPES.items()}
-    | {TEA: ("fact", SURE), HONEY: ("fact", SURE)},
-    links={HONEY: TEA},
-)
+
+TABLES = tables()
 
 
 @pytest.fixture
 async def servers() -> AsyncIterator[dict[str, FakeLlamaServer]]:
-    fakes = {
-        "embed": FakeLlamaServer(host="127.0.31.1"),
-        "llm": FakeLlamaServer(host="127.0.31.2", roles=(), chat=TABLES),
-    }
-    async with started(fakes):
+    async with fake_pair(TABLES) as fakes:
         yield fakes
 
 
@@ -76,7 +56,7 @@ async def report(running: Running) -> dict[str, dict[str, Any]]:
 async def test_labels_that_disagree_move_the_type_threshold(
     short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
 ) -> None:
-    await heuristic_store(start_daemon, short_dir, servers["embed"], list(TYPES))
+    await heuristic_store(start_daemon, short_dir, servers["embed"], list(GRADED))
     running = await with_model(start_daemon, short_dir, servers["embed"], servers["llm"])
     await dreamt(running)
     found = await memories(running)
@@ -86,7 +66,7 @@ async def test_labels_that_disagree_move_the_type_threshold(
     assert before["type"]["threshold"] == 0.5 and before["type"]["labels"] == 0
     assert before["link"]["threshold"] == 0.8  # the conservative judge
 
-    for text, (pick, _, truth) in TYPES.items():
+    for text, (pick, _, truth) in GRADED.items():
         if text in UNLABELLED:
             continue
         if pick == truth:  # ✓ on the call

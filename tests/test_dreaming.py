@@ -13,37 +13,29 @@ from smemd.config import ConfigError, load
 from smemd.engine.linker import extends_by_words
 from tests.conftest import StartDaemon
 from tests.dreams import (
+    BOILER,
+    EARLY,
+    HONEY,
     NS,
+    TEA,
     V1,
-    JudgeTables,
     dreamt,
+    fake_pair,
     heuristic_store,
     judgements,
     memories,
+    tables,
     with_model,
 )
-from tests.fakes.fleet import started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import assert_error, call
 
-TEA = "Alex drinks green tea every morning."
-HONEY = "Alex drinks green tea every morning with honey."
-BOILER = "The boiler in the flat broke down last week."
-EARLY = "Alex hates waking up before seven."
-TABLES = JudgeTables(
-    types={TEA: ("fact", 0.9), HONEY: ("fact", 0.9), BOILER: ("episode", 0.9),
-           EARLY: ("preference", 0.4)},  # unsure: the heuristic's guess stays
-    links={HONEY: TEA},
-)  # fmt: skip
+TABLES = tables()
 
 
 @pytest.fixture
 async def servers() -> AsyncIterator[dict[str, FakeLlamaServer]]:
-    fakes = {
-        "embed": FakeLlamaServer(host="127.0.31.1"),
-        "llm": FakeLlamaServer(host="127.0.31.2", roles=(), chat=TABLES),
-    }
-    async with started(fakes):
+    async with fake_pair(TABLES) as fakes:
         yield fakes
 
 

@@ -14,32 +14,39 @@ import pytest
 
 from smemctl.cli import main
 from tests.conftest import Running, StartDaemon
-from tests.dreams import NS, V1, JudgeTables, dreamt, heuristic_store, judgements, memories
+from tests.dreams import (
+    BOILER,
+    EARLY,
+    GRADED,
+    HONEY,
+    NS,
+    SURE,
+    TEA,
+    UNSURE,
+    V1,
+    dreamt,
+    fake_pair,
+    heuristic_store,
+    judgements,
+    memories,
+    tables,
+)
 from tests.dreams import with_model as model_daemon
-from tests.fakes.fleet import started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
-TEA = "Alex drinks green tea every morning."
-HONEY = "Alex drinks green tea every morning with honey."
-BOILER = "The boiler in the flat broke down last week."
-EARLY = "Alex hates waking up before seven."  # unsure: the heuristic's guess stays
-SURE, UNSURE = 0.95, 0.62
-# text: (the model's pick, its probability, the truth a person labels)
-GRADED = {
-    "Alex works as a nurse at the city hospital.": ("fact", SURE, "fact"),
-    "Sam prefers window seats on long flights.": ("preference", SURE, "preference"),
-    "Priya speaks Hindi and Portuguese fluently.": ("fact", SURE, "fact"),
-    "Mia enjoys baking sourdough bread.": ("fact", UNSURE, "preference"),
-    "Leo moved to Berlin in June 2023.": ("preference", UNSURE, "episode"),
-    "Nora is allergic to peanuts.": ("episode", UNSURE, "fact"),
+# Three sure-right and three unsure-wrong picks of the graded set.
+GRADED_HERE = {
+    text: GRADED[text]
+    for text in (
+        "Alex works as a nurse at the city hospital.",
+        "Sam prefers window seats on long flights.",
+        "Priya speaks Hindi and Portuguese fluently.",
+        "Mia enjoys baking sourdough bread.",
+        "Leo moved to Berlin in June 2023.",
+        "Nora is allergic to peanuts.",
+    )
 }
-TABLES = JudgeTables(
-    types={TEA: ("fact", 0.9), HONEY: ("fact", 0.9), BOILER: ("episode", 0.9),
-           EARLY: ("preference", 0.4)}
-    | {text: (pick, p) for text, (pick, p, _) in GRADED.items()},
-    links={HONEY: TEA},
-)  # fmt: skip
 
 
 @pytest.fixture(autouse=True)
@@ -48,13 +55,12 @@ def pipe_width(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("COLUMNS", raising=False)
 
 
+TABLES = tables()
+
+
 @pytest.fixture
 async def servers() -> AsyncIterator[dict[str, FakeLlamaServer]]:
-    fakes = {
-        "embed": FakeLlamaServer(host="127.0.31.1"),
-        "llm": FakeLlamaServer(host="127.0.31.2", roles=(), chat=TABLES),
-    }
-    async with started(fakes):
+    async with fake_pair(TABLES) as fakes:
         yield fakes
 
 
@@ -198,7 +204,7 @@ async def test_calibration_shows_judges_and_a_fit_moves_the_threshold(
     servers: dict[str, FakeLlamaServer],
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    running = await dreamt_store(start_daemon, short_dir, servers, list(GRADED))
+    running = await dreamt_store(start_daemon, short_dir, servers, list(GRADED_HERE))
     code, out, err = await smemctl(running, capsys, "calibration")
     assert code == 0, err
     judges = keyed(out, 0)
@@ -208,7 +214,7 @@ async def test_calibration_shows_judges_and_a_fit_moves_the_threshold(
 
     found = await memories(running)
     calls = {c["text"]: c["id"] for c in await judgements(running, "type")}
-    for text, (pick, _, truth) in GRADED.items():
+    for text, (pick, _, truth) in GRADED_HERE.items():
         if pick == truth:
             args = ["right", calls[text]]
         elif text.startswith("Leo"):  # a wrong call, said so
