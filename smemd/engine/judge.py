@@ -6,7 +6,9 @@ allows only those letters, and each letter's probability is read from `top_logpr
 undecided under a threshold), never the sampled token. Single capitals because each is one token
 in every byte-level BPE or SentencePiece vocabulary (single ASCII characters are base entries),
 so no letter's first token is shared with another's; words ("duplicate"/"distinct") or numbers
-past 9 ("1"/"10") can share one, and then one token cannot tell the options apart.
+past 9 ("1"/"10") can share one, and then one token cannot tell the options apart. A batch
+asks the same question of several numbered items in one call: a letter each, spaced so each has a
+position of its own, read there.
 """
 
 from __future__ import annotations
@@ -169,7 +171,8 @@ def letter_positions(chat: Chat, letters: str, count: int) -> list[TokenLogprob 
 
 
 class Judge:
-    """Asks one lettered question per call; thresholds per question kind, else `threshold`.
+    """Asks a lettered question per call (or one per item of a batch); thresholds per question
+    kind, else `threshold`.
 
     Undecided when the best letter's renormalised probability is under the threshold, ties the
     runner-up, or the letters hold under `min_mass` of the model's probability.
