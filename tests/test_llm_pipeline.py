@@ -127,6 +127,8 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
         json={"query": "balcony flat", "include": {"related": True}, "limit": 1},
     )  # fmt: skip
     assert status == 200 and found["results"][0]["memory"].endswith("balcony"), found
+    assert found["results"][0]["entities"] == ["Alex"]
+    assert found["results"][0]["typedBy"] == "extraction"
     siblings = found["results"][0]["included"]["related"]["siblings"]
     assert [(m["memory"], m["relation"]) for m in siblings] == [
         ("Alex lives in Portland", "extends")

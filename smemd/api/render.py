@@ -90,7 +90,8 @@ def search_result(hit: Hit, now: float) -> SearchResult:
             id=m.id, memory=m.text, metadata=m.metadata, similarity=similarity,
             is_latest=m.is_latest and not m.is_forgotten(now), is_inference=m.is_inference,
             system=System(created_at=iso(m.created_at), updated_at=iso(m.updated_at)),
-            document_id=m.document_id, version=m.version, type=m.type,
+            document_id=m.document_id, version=m.version, type=m.type, typed_by=m.typed_by,
+            entities=m.entities or None,
         )  # fmt: skip
     assert hit.chunk is not None
     c, doc = hit.chunk, hit.document

@@ -271,6 +271,8 @@ class SearchResult(Sparse):
     document_id: str | None = None
     version: int | None = None
     type: str | None = None
+    typed_by: str | None = None
+    entities: list[str] | None = None
 
 
 class SearchResponse(Reply):
