@@ -5,7 +5,7 @@ thin callers of smemd's `/v1/dreaming`, `/v1/judgements`, `/v1/labels` and `/v1/
 from __future__ import annotations
 
 import argparse
-from typing import TextIO
+from typing import TextIO, get_args
 from urllib.parse import urlencode
 
 from smemctl.client import Client
@@ -17,14 +17,16 @@ from smemd.protocol.calibration import (
     DreamingChange,
     FitReply,
     JudgeCalibration,
+    JudgeKind,
     Judgements,
     LabelReply,
     LabelRequest,
     LinkRef,
+    MemoryType,
 )
 
-KINDS = ("reconcile", "type", "link")
-TYPES = ("fact", "preference", "episode")
+KINDS = get_args(JudgeKind)
+TYPES = get_args(MemoryType)
 VERDICTS = ("right", "wrong")
 
 # --- dreaming ---------------------------------------------------------------------------------

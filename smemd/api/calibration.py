@@ -26,14 +26,14 @@ from smemd.protocol.calibration import (
 )
 from smemd.store.records import Judged, JudgeKind, Label
 
-KINDS = ("reconcile", "type", "link")
-
 
 async def judgements(request: web.Request) -> web.Response:
     engine = params.engine(request)
     kind = request.query.get("kind")
-    if kind is not None and kind not in KINDS:
-        raise BadRequest("invalid query parameter", f"?kind: one of {', '.join(KINDS)}")
+    if kind is not None and kind not in engine_calibration.KINDS:
+        raise BadRequest(
+            "invalid query parameter", f"?kind: one of {', '.join(engine_calibration.KINDS)}"
+        )
     namespace = request.query.get("namespace")
     after = params.query_int(request, "after", 0, 0, 2**53)
     limit = params.query_int(request, "limit", 100, 1, 1000)

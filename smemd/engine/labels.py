@@ -12,7 +12,6 @@ from typing import Literal
 import msgspec
 
 from smemd.engine.ids import now
-from smemd.engine.verdicts import target_of
 from smemd.errors import BadRequest, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Judged, Label, MemoryType
@@ -53,19 +52,13 @@ async def _grade(writer: Writer, call: Judged, correct: bool) -> Label:
     if call.kind == "type" and memories:
         value = msgspec.convert(call.proposal if correct else call.fallback, MemoryType)
         await writer.set_type(call.subject_id, value, "label" if correct else None, now())
-    elif call.kind in ("link", "reconcile") and memories:
-        target = target_of(call.proposal)
-        if call.proposal.startswith("extends:") and target is not None:
-            await _set_link(writer, call, target, correct)
+    elif memories and call.proposal.startswith("extends:"):  # a link, or an extends decision
+        target = call.proposal.removeprefix("extends:")
+        if correct:
+            await writer.link_extends(call.subject_id, target, call.best, now())
+        else:
+            await writer.remove_relation(call.subject_id, target, "extends")
     return await _put(writer, "judgement", call.id, "correct" if correct else "wrong")
-
-
-async def _set_link(writer: Writer, call: Judged, target: str, present: bool) -> None:
-    if present and not await writer.related(call.subject_id, target):
-        if await writer.memories_by_id([target]):
-            await writer.add_relation(call.subject_id, target, "extends", call.best, now())
-    elif not present:
-        await writer.remove_relation(call.subject_id, target, "extends")
 
 
 async def _put(

@@ -53,11 +53,9 @@ class Linker:
             for (memory, _), (key, score, record) in zip(batch, found, strict=True):
                 if record is not None:
                     await writer.log_judgement(record)
-                target = target_of(key)
                 # A link made since the question was asked (the other way round) stands.
-                if target is not None and not await writer.related(memory.id, target):
-                    await writer.add_relation(memory.id, target, "extends", score, now())
-                    made += 1
+                if (target := target_of(key)) is not None:
+                    made += await writer.link_extends(memory.id, target, score, now())
             await writer.mark_linked([memory.id for memory, _ in batch], now())
         return len(batch), made
 

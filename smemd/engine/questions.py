@@ -10,9 +10,9 @@ from typing import Literal
 import msgspec
 
 from smemd.engine.judge import Batch, Judgement, Question, one_line
+from smemd.store.records import MemoryType
 
 OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]
-MemoryType = Literal["fact", "preference", "episode"]
 RECONCILE_NEIGHBOURS = 3
 LINK_CANDIDATES = 3
 # A link is only worth having when it is right: the link judge must be surer than the others.

@@ -56,5 +56,5 @@ async def _redo(writer: Writer, call: Judged, should: str) -> None:
         return
     if (old := target_of(call.applied)) is not None:
         await writer.remove_relation(memory.id, old, "extends")
-    if (new := target_of(should)) is not None and not await writer.related(memory.id, new):
-        await writer.add_relation(memory.id, new, "extends", call.best, now())
+    if (new := target_of(should)) is not None:
+        await writer.link_extends(memory.id, new, call.best, now())

@@ -173,6 +173,20 @@ class JudgementWrites(JudgementReads):
             "UPDATE memories SET linked_at = ? WHERE id = ?", [(now, i) for i in memory_ids]
         )
 
+    async def link_extends(self, from_id: str, to_id: str, score: float, now: float) -> bool:
+        """`from_id` extends `to_id`, unless some relation already joins them either way or
+        `to_id` is gone; whether the link was made."""
+        if await self.related(from_id, to_id):
+            return False
+        if not list(await self.db.execute_fetchall("SELECT 1 FROM memories WHERE id = ?", [to_id])):
+            return False
+        await self.db.execute(
+            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
+            " VALUES (?, ?, 'extends', ?, ?)",
+            [from_id, to_id, score, now],
+        )
+        return True
+
     async def remove_relation(self, from_id: str, to_id: str, kind: RelationKind) -> None:
         await self.db.execute(
             "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND kind = ?",

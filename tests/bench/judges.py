@@ -27,7 +27,6 @@ import msgspec
 
 from smemd.engine.judge import Judge
 from smemd.engine.questions import (
-    MemoryType,
     Outcome,
     OutcomeKind,
     chosen_type,
@@ -37,6 +36,7 @@ from smemd.engine.questions import (
 )
 from smemd.engine.typer import TYPE_BATCH
 from smemd.fleet.llama import LlamaClient, LlamaError
+from smemd.store.records import MemoryType
 
 DATA = Path(__file__).resolve().parents[1] / "data"
 RECONCILE = DATA / "reconcile.jsonl"
