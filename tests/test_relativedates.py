@@ -6,7 +6,8 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from smemd.engine.relativedates import event_date, relative_dates, resolve, utc_day
+from smemd.engine.relativedates import event_date, relative_dates, resolve
+from smemd.instants import utc_day
 
 FRIDAY = date(2025, 3, 14)
 NEW_YEAR = date(2025, 1, 1)  # a Wednesday

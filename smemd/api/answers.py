@@ -6,7 +6,6 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
 
 from aiohttp import web
 
@@ -26,6 +25,7 @@ from smemd.engine.recall import Hit
 from smemd.errors import BadRequest, Unavailable
 from smemd.fleet.lanes import LaneChatter
 from smemd.fleet.llama import Chat, LlamaClient, LlamaError
+from smemd.instants import utc_day
 from smemd.protocol.answers import Ask, AskReply, Compress, CompressReply, ContextItem
 from smemd.store.records import Document
 
@@ -61,7 +61,7 @@ class Evidence:
             id=source.id,
             document_id=source.document_id,
             title=redact(document.title) if document is not None and document.title else None,
-            date=datetime.fromtimestamp(when, UTC).date().isoformat() if when is not None else None,
+            date=utc_day(when).isoformat() if when is not None else None,
             text=redact(text),
         )
 

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 
 from aiohttp import web
 
+from smemd import instants
 from smemd.api.state import STATE
 from smemd.api.wire import reply
 from smemd.cards.cards import Cards
@@ -111,11 +112,9 @@ async def telemetry(request: web.Request) -> web.Response:
         since = float(raw_since)
     except ValueError:
         try:
-            since = datetime.fromisoformat(raw_since).timestamp()
-        except ValueError:
-            raise BadRequest(
-                "invalid query", f"since: expected seconds or ISO-8601, got {raw_since!r}"
-            ) from None
+            since = instants.parse(raw_since)
+        except instants.InstantError as err:
+            raise BadRequest("invalid query", f"since: seconds or ISO-8601: {err}") from None
     if not math.isfinite(since):
         raise BadRequest("invalid query", f"since: expected a finite time, got {raw_since!r}")
     samples = [_sample(s) for s in cards.telemetry.since(node, since)]

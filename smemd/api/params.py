@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 import time
-from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from aiohttp import web
 
+from smemd import instants
 from smemd.api.state import STATE
 from smemd.engine.core import Engine
 from smemd.engine.filters import Filter, FilterError, parse_filter
@@ -71,16 +71,13 @@ def query_list(request: web.Request, name: str, choices: tuple[str, ...]) -> set
 
 
 def timestamp(value: str | None, path: str) -> float | None:
-    """ISO-8601 date or date-time to Unix seconds; a time without an offset is UTC."""
+    """ISO-8601 date or date-time to Unix seconds (see smemd.instants); None stays None."""
     if value is None:
         return None
     try:
-        parsed = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise BadRequest("invalid date", f"{path}: expected ISO-8601, got {value[:60]!r}") from None
-    if parsed.tzinfo is None:
-        parsed = parsed.replace(tzinfo=UTC)
-    return parsed.timestamp()
+        return instants.parse(value)
+    except instants.InstantError as err:
+        raise BadRequest("invalid date", f"{path}: {err}") from None
 
 
 def filter_of(raw: Any, path: str = "$.filter") -> Filter | None:

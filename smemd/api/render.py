@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
+from smemd import instants
 from smemd.engine.memories import Related
 from smemd.engine.recall import Hit
 from smemd.protocol.memory import (
@@ -35,10 +34,7 @@ STATUS: dict[Phase, Status] = {
 }
 
 
-def iso(t: float | None) -> str | None:
-    if t is None:
-        return None
-    return datetime.fromtimestamp(t, UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+iso = instants.iso
 
 
 def document_ref(doc: Document) -> DocumentRef:

@@ -13,12 +13,12 @@ import re
 import secrets
 import unicodedata
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
 from typing import Literal
 
 import msgspec
 
 from smemd.engine.recall import Hit
+from smemd.instants import utc_day
 from smemd.store.records import Document
 
 REDACTED = "[redacted]"
@@ -161,7 +161,7 @@ def _render(
         return None
     if document is not None and when is None:
         when = document.content_date
-    date = datetime.fromtimestamp(when, UTC).date().isoformat() if when is not None else ""
+    date = utc_day(when).isoformat() if when is not None else ""
     title = sanitize(document.title) if document is not None and document.title else ""
     head = [part for part in (date, title) if part]
     body = sanitize(text)
@@ -188,7 +188,7 @@ def answer_prompt(
         "evidence does not answer the question, say that you do not know. Be brief."
     )
     if today is not None:
-        system += f" Today is {datetime.fromtimestamp(today, UTC).date().isoformat()}."
+        system += f" Today is {utc_day(today).isoformat()}."
     if not compressed.items:
         system += " There is no evidence for this question."
     user = f"{compressed.context}\n\nQuestion: {question.strip()}"

@@ -13,8 +13,8 @@ import numpy as np
 
 from smemd.engine import facts
 from smemd.engine.llmfacts import Chatter, LlmFact, extract_facts
-from smemd.engine.relativedates import utc_day
 from smemd.fleet.builtin import Embedder
+from smemd.instants import utc_day
 from smemd.store.api import Store
 from smemd.store.records import Candidate, Chunk, Document, Job
 

@@ -54,20 +54,16 @@ class Resolved(msgspec.Struct, frozen=True):
         return self.earliest <= day <= self.latest
 
 
-def utc_day(timestamp: float) -> date:
-    """The UTC day of a Unix time, as documents' content dates are read."""
-    return datetime.fromtimestamp(timestamp, UTC).date()
-
-
 def relative_dates(text: str, reference: date) -> list[Resolved]:
     """Every relative date `text` names, in order, resolved against `reference`."""
-    return [_resolve(match, reference) for match in _PHRASE.finditer(text)]
+    found = (_resolve_within_calendar(match, reference) for match in _PHRASE.finditer(text))
+    return [resolved for resolved in found if resolved is not None]
 
 
 def resolve(text: str, reference: date) -> Resolved | None:
     """The first relative date `text` names, or None."""
     match = _PHRASE.search(text)
-    return _resolve(match, reference) if match else None
+    return _resolve_within_calendar(match, reference) if match else None
 
 
 def event_date(text: str, stated: date | None, reference: date | None) -> date | None:
@@ -84,6 +80,13 @@ def event_date(text: str, stated: date | None, reference: date | None) -> date |
     frame = timeframe(text)
     noon = datetime(stated.year, stated.month, stated.day, 12, tzinfo=UTC).timestamp()
     return stated if not frame or frame.contains(noon) else None
+
+
+def _resolve_within_calendar(match: re.Match[str], reference: date) -> Resolved | None:
+    try:
+        return _resolve(match, reference)
+    except OverflowError:  # "yesterday" on 0001-01-01 names no day of the calendar
+        return None
 
 
 def _resolve(match: re.Match[str], reference: date) -> Resolved:

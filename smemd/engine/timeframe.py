@@ -12,6 +12,8 @@ from datetime import UTC, datetime, timedelta
 
 import msgspec
 
+from smemd.instants import EARLIEST, LATEST, to_datetime
+
 # A date named in a question is often a few days off the date of the document that tells it:
 # "what did she do on 8 May" is answered by a message of 9 May about "yesterday".
 SLACK = timedelta(days=3)
@@ -51,9 +53,13 @@ class Timeframe(msgspec.Struct, frozen=True):
         if any(start <= t < end for start, end in self.spans):
             return True
         if self.months:
-            day = datetime.fromtimestamp(t, UTC)
+            # The instant's UTC day and its neighbours within SLACK: a date near midnight may be
+            # told in another zone. Near the ends of the calendar a neighbour may not exist.
+            day = to_datetime(t)
             return any(
-                (day + shift).month in self.months for shift in (-SLACK, timedelta(0), SLACK)
+                (day + shift).month in self.months
+                for shift in (-SLACK, timedelta(0), SLACK)
+                if EARLIEST <= day.timestamp() + shift.total_seconds() <= LATEST
             )
         return False
 
