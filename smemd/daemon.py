@@ -61,6 +61,7 @@ class Daemon:
 
     async def startup(self) -> None:
         notify("STATUS=starting")
+        log.quiet_malformed_requests()
         try:
             self._claim_state_dir()
             unix_sock = self._stack.enter_context(self._bound_unix())

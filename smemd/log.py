@@ -6,6 +6,8 @@ import logging
 import os
 import sys
 
+from aiohttp.http_exceptions import HttpProcessingError
+
 daemon = logging.getLogger("smemd.daemon")
 api = logging.getLogger("smemd.api")
 access = logging.getLogger("smemd.access")
@@ -28,6 +30,37 @@ def setup(level: str) -> None:
         root.propagate = False
     # asyncssh logs every connection and channel at INFO.
     logging.getLogger("asyncssh").setLevel(logging.WARNING)
+
+
+class _MalformedRequests(logging.Filter):
+    """aiohttp's own record of a request it cannot parse, cut to one line.
+
+    Its parser error quotes the offending header line (a token in `Authorization: Bearer …\\x00`
+    included) and comes with a traceback that says nothing about smem: what stays is who sent it
+    and what kind of fault it was.
+    """
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        fault = record.exc_info[1] if record.exc_info else None
+        if isinstance(fault, HttpProcessingError):
+            reason = str(fault.message).split("\n", 1)[0].rstrip(": ")
+            record.msg, record.args = (
+                "malformed request from %s: %s",
+                (
+                    record.args[0] if isinstance(record.args, tuple) and record.args else "?",
+                    reason[:120],
+                ),
+            )
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def quiet_malformed_requests() -> None:
+    """Install the filter above on aiohttp's server log, once."""
+    server = logging.getLogger("aiohttp.server")
+    if not any(isinstance(f, _MalformedRequests) for f in server.filters):
+        server.addFilter(_MalformedRequests())
 
 
 def level_name(logger: str = ROOT) -> str:

@@ -128,8 +128,9 @@ async def _answer(llm: LaneChatter, messages: list[dict[str, str]]) -> tuple[Cha
 async def _evidence(request: web.Request, body: Compress) -> Evidence:
     if not body.q.strip():
         raise BadRequest("invalid request body", "$.q: must not be blank")
+    namespace = params.namespace_named(body.namespace)
     engine = params.engine(request)
-    hits = await engine.recall.search(body.namespace, params.search_query(engine, body.q, body))
+    hits = await engine.recall.search(namespace, params.search_query(engine, body.q, body))
     documents = await _documents(engine, hits)
     compressed = compress(hits, documents, body.max_tokens)
     by_id = {}

@@ -19,7 +19,10 @@ from smemd.api.wire import error_reply
 from smemd.errors import Forbidden, SmemError, Unauthorized
 
 REQUEST_ID_HEADER = "X-Request-Id"
-_CLIENT_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,64}$")
+_CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
+# A bearer token's characters (RFC 6750 b64token); anything else is no token, and is never
+# encoded, compared or logged.
+_TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]{1,4096}=*")
 # The id of the request being handled, for log lines written while it runs.
 request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
 
@@ -42,7 +45,7 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
     """Give the request an id, count it, time it, and write the access log line."""
     state = request.app[STATE]
     given = request.headers.get(REQUEST_ID_HEADER, "")
-    rid = given if _CLIENT_REQUEST_ID.match(given) else uuid.uuid4().hex[:16]
+    rid = given if _CLIENT_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
     request_id.set(rid)
     task = asyncio.current_task()
     if task is not None:
@@ -132,8 +135,12 @@ async def authorize(request: web.Request, handler: Handler) -> web.StreamRespons
 
 
 def _bearer(request: web.Request) -> str:
+    """The bearer token, or "" when there is none or it is not one (RFC 6750's characters)."""
     scheme, _, credentials = request.headers.get("Authorization", "").partition(" ")
-    return credentials.strip() if scheme.lower() == "bearer" else ""
+    credentials = credentials.strip()
+    if scheme.lower() != "bearer" or not _TOKEN68.fullmatch(credentials):
+        return ""
+    return credentials
 
 
 def _matches(presented: str, expected: str) -> bool:

@@ -14,9 +14,7 @@ from smemd.engine.core import Engine
 from smemd.engine.filters import Filter, FilterError, parse_filter
 from smemd.engine.recall import Mode, Query
 from smemd.errors import BadRequest, Unavailable
-from smemd.protocol.memory import NAMESPACE_PATTERN
-
-_NAMESPACE = re.compile(NAMESPACE_PATTERN)
+from smemd.protocol.memory import check_namespace
 
 
 def engine(request: web.Request) -> Engine:
@@ -27,12 +25,15 @@ def engine(request: web.Request) -> Engine:
 
 
 def namespace(request: web.Request) -> str:
-    name = request.match_info["ns"]
-    if not _NAMESPACE.match(name):
-        raise BadRequest(
-            "invalid namespace", f"$.namespace: {name[:120]!r} does not match {NAMESPACE_PATTERN}"
-        )
-    return name
+    return namespace_named(request.match_info["ns"])
+
+
+def namespace_named(name: str, path: str = "$.namespace") -> str:
+    """A namespace a request names (its path, or a body field at `path`), checked whole."""
+    try:
+        return check_namespace(name)
+    except ValueError as err:
+        raise BadRequest("invalid namespace", f"{path}: {err}") from None
 
 
 def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, TypeVar
 
 import msgspec
+import numpy as np
 from aiohttp import web
 
 from smemd.api.state import STATE
@@ -12,6 +14,12 @@ from smemd.errors import BadRequest, PayloadTooLarge, describe_validation_error
 from smemd.protocol import ErrorBody
 
 T = TypeVar("T")
+
+# Deeper than any body smem takes (a filter's five levels of groups are about a dozen), and far
+# below where the decoder, which recurses once per level, would fail.
+MAX_JSON_DEPTH = 32
+_STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_NOT_BRACKETS = bytes(set(range(256)) - set(b"[]{}"))
 
 _encoder = msgspec.json.Encoder()
 
@@ -46,6 +54,7 @@ async def decode(request: web.Request, type_: type[T]) -> T:
         raise _too_large(None, limit) from None
     if not raw.strip():
         raise BadRequest("request body is empty", "send a JSON object")
+    check_depth(raw)
     try:
         result: T = _decoder(type_).decode(raw)
     except msgspec.ValidationError as err:
@@ -53,6 +62,19 @@ async def decode(request: web.Request, type_: type[T]) -> T:
     except msgspec.DecodeError as err:
         raise BadRequest("malformed JSON", str(err)) from err
     return result
+
+
+def check_depth(raw: bytes) -> None:
+    """Refuse JSON nested deeper than MAX_JSON_DEPTH before anything decodes it."""
+    if raw.count(b"[") + raw.count(b"{") <= MAX_JSON_DEPTH:
+        return
+    # Brackets inside strings do not nest: drop the strings, then everything but brackets.
+    brackets = np.frombuffer(_STRING.sub(b'""', raw).translate(None, _NOT_BRACKETS), np.uint8)
+    opening = (brackets == ord("[")) | (brackets == ord("{"))
+    if int(np.cumsum(np.where(opening, 1, -1)).max(initial=0)) > MAX_JSON_DEPTH:
+        raise BadRequest(
+            "JSON nested too deeply", f"$: more than {MAX_JSON_DEPTH} levels of [ and {{"
+        )
 
 
 def _too_large(size: int | None, limit: int) -> PayloadTooLarge:

@@ -6,6 +6,7 @@ optional fields that are unset, so "present only when requested" holds on the wi
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -21,6 +22,17 @@ Status = Literal[
 ]
 SearchMode = Literal["hybrid", "memories", "chunks"]
 NAMESPACE_PATTERN = r"^[a-zA-Z0-9_:-]{1,100}$"
+# The whole string: Python's `$` (msgspec's patterns, re.match) also matches before a final
+# newline, and "evil\n" would make a namespace that prints like "evil".
+_NAMESPACE = re.compile(NAMESPACE_PATTERN.strip("^$"))
+
+
+def check_namespace(name: str) -> str:
+    """`name` if it is a namespace name; ValueError saying why not."""
+    if not _NAMESPACE.fullmatch(name):
+        raise ValueError(f"{name[:120]!r} does not match {NAMESPACE_PATTERN}")
+    return name
+
 
 CallerId = Annotated[str, msgspec.Meta(min_length=1, max_length=255)]
 Content = Annotated[str, msgspec.Meta(min_length=1)]
