@@ -93,3 +93,93 @@ async def test_a_namespace_with_a_trailing_newline_is_refused(running: Running) 
     assert body["details"].startswith("$.namespace: ")
     status, body, _ = await call(running.unix, "GET", "http://smemd/ns")
     assert status == 200 and body["namespaces"] == []
+
+
+# --- multipart uploads ------------------------------------------------------------------------
+
+FILE = b'Content-Disposition: form-data; name="file"; filename="a.txt"\r\nContent-Type: text/plain'
+BOUNDARY = b"XyZ"
+FORM = b"Content-Type: multipart/form-data; boundary=XyZ"
+
+
+def form(*parts: tuple[bytes, bytes], boundary: bytes = BOUNDARY) -> bytes:
+    out = b"".join(b"--%s\r\n%s\r\n\r\n%s\r\n" % (boundary, head, data) for head, data in parts)
+    return out + b"--%s--\r\n" % boundary
+
+
+def field(name: str, data: bytes, extra: bytes = b"") -> tuple[bytes, bytes]:
+    return b'Content-Disposition: form-data; name="%s"%s' % (name.encode(), extra), data
+
+
+MALFORMED_FORMS = {
+    "metadata not UTF-8": (FORM, form((FILE, b"hi"), field("metadata", b"\xff\xfe")), "$.metadata"),
+    "date not UTF-8": (FORM, form((FILE, b"hi"), field("date", b"\xff")), "$.date"),
+    "taskType not UTF-8": (FORM, form((FILE, b"hi"), field("taskType", b"\xc3\x28")), "$.taskType"),
+    "bad base64": (
+        FORM,
+        form(field("file", b"!!!not base64", b"\r\nContent-Transfer-Encoding: base64")),
+        "$.file",
+    ),
+    "unknown transfer encoding": (
+        FORM,
+        form(field("file", b"abc", b"\r\nContent-Transfer-Encoding: rot13")),
+        "$.file",
+    ),
+    "compressed part": (FORM, form(field("file", b"abc", b"\r\nContent-Encoding: gzip")), "$.file"),
+    "no boundary": (b"Content-Type: multipart/form-data", form((FILE, b"hi")), "$"),
+    "wrong boundary": (
+        b"Content-Type: multipart/form-data; boundary=OTHER",
+        form((FILE, b"hi")),
+        "$",
+    ),
+    "truncated": (FORM, form((FILE, b"hi"))[:-20], "$"),
+    "10,000-character filename": (
+        FORM,
+        form(
+            (b'Content-Disposition: form-data; name="file"; filename="%s"' % (b"a" * 10_000), b"x")
+        ),
+        "$",
+    ),
+    "300-character filename": (
+        FORM,
+        form((b'Content-Disposition: form-data; name="file"; filename="%s"' % (b"a" * 300), b"x")),
+        "$.file",
+    ),
+    "part without a name": (FORM, form((b"Content-Disposition: form-data", b"x")), "$"),
+    "repeated field": (FORM, form((FILE, b"hi"), (FILE, b"again")), "$.file"),
+    "nested multipart": (
+        FORM,
+        form(
+            field(
+                "file",
+                b"--QQ\r\n\r\nhi\r\n--QQ--",
+                b"\r\nContent-Type: multipart/mixed; boundary=QQ",
+            )
+        ),
+        "$",
+    ),
+    "not form-data": (b"Content-Type: multipart/mixed; boundary=XyZ", form((FILE, b"hi")), ""),
+}
+
+
+@pytest.mark.parametrize("case", MALFORMED_FORMS)
+async def test_a_malformed_upload_is_a_400_naming_the_field(running: Running, case: str) -> None:
+    content_type, body, path = MALFORMED_FORMS[case]
+    status, reply = await raw_request(
+        running, b"POST /ns/up/document/file HTTP/1.1\r\nHost: smem\r\n" + content_type, body
+    )
+    error = json.loads(reply)
+    assert status == 400, error
+    assert set(error) == {"error", "details"}
+    assert error["details"].startswith(path), error
+    status, listed, _ = await call(running.unix, "POST", "http://smemd/ns/up/list/documents")
+    assert status == 200 and listed["documents"] == []
+
+
+async def test_an_upload_past_the_body_limit_stops_reading(start_daemon: StartDaemon) -> None:
+    running = await start_daemon(api__max_body_mb=1)
+    big = form((FILE, b"x" * (1024 * 1024 + 1)))
+    status, reply = await raw_request(
+        running, b"POST /ns/up/document/file HTTP/1.1\r\nHost: smem\r\n" + FORM, big
+    )
+    assert status == 413, reply
