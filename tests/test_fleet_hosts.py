@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime, timedelta
@@ -314,3 +315,37 @@ async def test_every_bad_pause_file_is_reported_and_the_last_valid_pause_holds(
     await fleet.pauses.refresh()
     _, lanes, _ = await call(running.unix, "GET", "http://smemd/v1/lanes")
     assert lanes["pauseError"] is None and lanes["pause"]["by"] == "farm-again"
+
+
+@pytest.mark.parametrize("damage", ["directory", "garbage", "truncated", "wrong types"])
+async def test_a_damaged_embedder_record_is_reported_and_never_stops_the_start(
+    short_dir: Path,
+    start_daemon: StartDaemon,
+    fakes: dict[str, FakeLlamaServer],
+    caplog: pytest.LogCaptureFixture,
+    damage: str,
+) -> None:
+    record = short_dir / "fleet-embedder.json"
+    if damage == "directory":
+        record.mkdir()
+        (record / "inside").write_text("x")
+    else:
+        record.write_text(
+            {
+                "garbage": "\x00not json",
+                "truncated": '{"name": "fake-embed',
+                "wrong types": '{"name": 1}',
+            }[damage]
+        )
+    running = await start_hosts(
+        start_daemon, short_dir, [("node0", fakes["node0"], ["interactive"], "embed")]
+    )
+    status, body, _ = await call(running.unix, "GET", "http://smemd/v1/status")
+    assert status == 200 and body["embedder"]
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("fleet-embedder.json" in w for w in warnings), warnings
+    assert [name for name in os.listdir(short_dir) if "tmp" in name] == []
+    if damage == "directory":
+        assert record.is_dir() and (record / "inside").read_text() == "x"  # nothing of it lost
+    else:
+        assert json.loads(record.read_text())["name"] == body["embedder"]

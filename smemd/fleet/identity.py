@@ -9,8 +9,11 @@ once and checks each node as it comes up: a node serving another model loses its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import os
 from pathlib import Path
+from typing import Annotated
 
 import msgspec
 
@@ -21,9 +24,9 @@ log = logging.getLogger("smemd.fleet")
 FILE_NAME = "fleet-embedder.json"
 
 
-class Identity(msgspec.Struct, frozen=True):
-    name: str
-    dimension: int
+class Identity(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=1000)]
+    dimension: Annotated[int, msgspec.Meta(ge=1, le=65536)]
 
 
 async def learn(node: Node) -> Identity | None:
@@ -41,20 +44,47 @@ async def learn(node: Node) -> Identity | None:
 
 
 def remembered(state_dir: Path) -> Identity | None:
+    """The embedder recorded by an earlier run; None, with a warning, when the record is bad."""
+    path = state_dir / FILE_NAME
     try:
-        return msgspec.json.decode((state_dir / FILE_NAME).read_bytes(), type=Identity)
+        return msgspec.json.decode(path.read_bytes(), type=Identity)
     except FileNotFoundError:
         return None
-    except (OSError, msgspec.DecodeError) as err:  # unreadable: learn it again
-        log.warning("%s: %s; the embedder is learnt from the nodes", state_dir / FILE_NAME, err)
-        return None
+    except OSError as err:
+        problem = err.strerror or str(err)
+    except msgspec.DecodeError as err:  # not JSON, or not this record (ValidationError too)
+        problem = f"not a record of the embedder: {err}"
+    log.warning("%s: %s; the embedder is learnt from the nodes", path, problem)
+    return None
 
 
 def remember(state_dir: Path, identity: Identity) -> None:
+    """Record the embedder for the next start, atomically. Blocking.
+
+    The record only lets a later start serve before the nodes answer, so failing to write it
+    is a warning (the next start learns again), and no temporary file is left behind.
+    """
     path = state_dir / FILE_NAME
-    temporary = path.with_suffix(".tmp")
-    temporary.write_bytes(msgspec.json.encode(identity))
-    temporary.replace(path)
+    record = msgspec.json.encode(identity)
+    try:
+        before: bytes | None = path.read_bytes()
+    except OSError:  # absent, or unreadable: the write below says what is wrong
+        before = None
+    if before == record:
+        return
+    if before is not None:
+        log.warning("%s: replaced by the embedder the nodes serve, %s", path, identity.name)
+    temporary = path.with_name(f".{FILE_NAME}.tmp")
+    try:
+        temporary.write_bytes(record)
+        os.replace(temporary, path)
+    except OSError as err:
+        with contextlib.suppress(OSError):
+            temporary.unlink()
+        log.warning(
+            "%s: cannot record the embedder: %s; the next start learns it from the nodes",
+            path, err.strerror or err,
+        )  # fmt: skip
 
 
 async def hold_to(pool: Pool, identity: Identity, period: float = 2.0) -> None:
