@@ -56,6 +56,8 @@ class ApiConfig(Section):
     token: str = ""
     admin_token: str = ""
     max_body_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 10
+    # A request's store work stops here (503 timed_out); model calls have their own timeouts.
+    request_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
     socket_group: str = ""  # group that owns the socket; "" = the daemon's own group
 
 

@@ -10,6 +10,7 @@ import msgspec
 class SmemError(Exception):
     status = 500
     code = "internal"
+    retry_after: int | None = None  # seconds, sent as Retry-After
 
     def __init__(self, message: str, details: str = "") -> None:
         super().__init__(message)
@@ -55,6 +56,13 @@ class PayloadTooLarge(SmemError):
 class Unavailable(SmemError):
     status = 503
     code = "unavailable"
+
+
+class TimedOut(Unavailable):
+    """The request's deadline passed: its store work was stopped, and it wrote nothing."""
+
+    code = "timed_out"
+    retry_after = 1
 
 
 _UNKNOWN_FIELD = re.compile(

@@ -46,11 +46,19 @@ INVALID: list[tuple[object, str]] = [
         {"key": "a", "value": "x", "filterType": "metadata"},
         "$.filter.key: legacy v3/v4 filter key, not part of the v5 grammar",
     ),
-    ({"operator": "and", "operands": []}, "$.filter.operands: expected 1 to 200 operands, got 0"),
+    ({"operator": "and", "operands": []}, "$.filter.operands: expected at least one operand"),
     (
         {"operator": "or", "operands": [pred("a", "eq", "x")] * 201},
-        "$.filter.operands: expected 1 to 200 operands, got 201",
+        "$.filter.operands[200]: more than 200 predicates in one filter",
     ),
+    (
+        {
+            "operator": "or",
+            "operands": [{"operator": "and", "operands": [pred("a", "eq", "x")] * 100}] * 3,
+        },
+        "$.filter.operands[2].operands[0]: more than 200 predicates in one filter",
+    ),
+    (pred("a", "contains", "x" * 1001), "$.filter.value: longer than 1000 characters"),
     ({"operator": "and"}, "$.filter.operands: required"),
     (
         {"operator": "xor", "operands": [pred("a", "eq", 1)]},
@@ -234,12 +242,16 @@ def test_sql_binds_keys_and_values_as_parameters() -> None:
 
 @pytest.mark.parametrize("subgroup_first", [True, False])
 def test_the_widest_deepest_filter_runs_in_sqlite(subgroup_first: bool) -> None:
-    raw: dict[str, object] = pred("n", "gte", 0)
-    for _ in range(5):
-        leaves = [pred("n", "gte", 0)] * 199
-        operands = [raw, *leaves] if subgroup_first else [*leaves, raw]
-        raw = {"operator": "and", "operands": operands}
-    tree = parse_filter(raw)
+    def deepest(innermost: int) -> dict[str, object]:
+        raw: dict[str, object] = {"operator": "and", "operands": [pred("n", "gte", 0)] * innermost}
+        for _ in range(4):
+            operands = [raw, pred("n", "gte", 0)]
+            raw = {"operator": "and", "operands": operands if subgroup_first else operands[::-1]}
+        return raw
+
+    tree = parse_filter(deepest(196))  # 200 predicates, five levels: the most the limits allow
+    with pytest.raises(FilterError, match="more than 200 predicates"):
+        parse_filter(deepest(197))
     assert tree.matches(META)
     assert sql_matches(tree, META)
 

@@ -17,6 +17,7 @@ from smemd import log
 from smemd.api.state import STATE
 from smemd.api.wire import error_reply
 from smemd.errors import Forbidden, SmemError, Unauthorized
+from smemd.store import deadline
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -53,7 +54,8 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
     started = time.perf_counter()
     status = 500
     try:
-        response = await handler(request)
+        with deadline.within(state.config.api.request_timeout_s):
+            response = await handler(request)
         status = response.status
         response.headers[REQUEST_ID_HEADER] = rid
         return response
@@ -88,6 +90,8 @@ async def render_errors(request: web.Request, handler: Handler) -> web.StreamRes
         response = error_reply(err.status, err.message, err.details)
         if isinstance(err, Unauthorized):
             response.headers["WWW-Authenticate"] = 'Bearer realm="smem"'
+        if err.retry_after is not None:
+            response.headers["Retry-After"] = str(err.retry_after)
         return response
     except web.HTTPException as exc:
         if exc.status < 400:

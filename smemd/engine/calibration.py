@@ -20,7 +20,7 @@ from smemd.engine.ids import now
 from smemd.engine.judge import DEFAULT_THRESHOLD, Judge
 from smemd.engine.questions import LINK_THRESHOLD
 from smemd.engine.reapplication import reapply
-from smemd.store.api import Reader, Store
+from smemd.store.api import EVERY_NAMESPACE, Reader, Store
 from smemd.store.records import Judged, JudgeKind
 
 log = logging.getLogger("smemd.calibration")
@@ -85,7 +85,7 @@ class Calibration:
             self.judge.thresholds = {k: self.threshold(k) for k in KINDS}
 
     async def report(self) -> list[JudgeReport]:
-        async with self.store.read() as reader:
+        async with self.store.scan(EVERY_NAMESPACE) as reader:
             samples = await _samples(reader)
             counts = await reader.judgement_counts()
         reports = []

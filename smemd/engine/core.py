@@ -21,7 +21,7 @@ from smemd.engine.recall import Recall, Reranker
 from smemd.engine.worker import Worker
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
-from smemd.store.api import Store
+from smemd.store.api import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace
 
 log = logging.getLogger("smemd.engine")
@@ -110,7 +110,7 @@ class Engine:
     async def namespaces(
         self, *, page: int, limit: int, contains: str = ""
     ) -> tuple[list[Namespace], int]:
-        async with self.store.read() as reader:
+        async with self.store.scan(EVERY_NAMESPACE) as reader:
             rows = await reader.namespaces(
                 contains=contains, limit=limit, offset=(page - 1) * limit
             )
@@ -123,7 +123,7 @@ class Engine:
     async def jobs(
         self, limit: int = 50, namespace: str | None = None
     ) -> tuple[list[Job], dict[str, int]]:
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace or EVERY_NAMESPACE) as reader:
             return await reader.recent_jobs(limit, namespace), await reader.job_counts(namespace)
 
     async def wait_idle(self) -> None:

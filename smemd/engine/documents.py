@@ -96,7 +96,7 @@ class Documents:
     ) -> tuple[list[Document], int]:
         where, params = filter.to_sql("metadata") if filter else ("1", [])
         column = DOCUMENT_SORTS.get(sort, "created_at")
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             return await reader.documents(
                 namespace, where=where, params=params, order=f"{column} {order}, seq {order}",
                 limit=limit, offset=(page - 1) * limit,
@@ -110,7 +110,7 @@ class Documents:
             sql, params = filter.to_sql("d.metadata")
             where = f"c.document_id IN (SELECT d.id FROM documents d WHERE {sql})"
         column = {"position": "c.position", "updatedAt": "c.created_at"}.get(sort, "c.created_at")
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             return await reader.chunks(
                 namespace, where=where, params=params, order=f"{column} {order}, c.seq {order}",
                 limit=limit, offset=(page - 1) * limit,

@@ -13,6 +13,10 @@ Both evaluators agree exactly (a property test holds them to it):
 
 Beyond the published grammar, a value may not hold U+0000 (SQLite's JSON functions stop there),
 NaN/Infinity, or an integer outside 64 bits (SQLite cannot bind it).
+
+A filter is evaluated on every row of a namespace, so its size is its cost: groups nest at most
+MAX_DEPTH levels, a filter holds at most MAX_PREDICATES predicates in all, and a string value is
+at most MAX_VALUE_CHARS characters. Past a limit it is refused, naming the limit.
 """
 
 from __future__ import annotations
@@ -42,7 +46,8 @@ PredicateOp = Literal[
 Value: TypeAlias = str | int | float | bool
 
 MAX_DEPTH = 5
-MAX_OPERANDS = 200
+MAX_PREDICATES = 200
+MAX_VALUE_CHARS = 1000
 _FIELD = re.compile(r"[a-zA-Z0-9_.-]+")
 _OPS: tuple[str, ...] = get_args(PredicateOp)
 _NEGATED = {"neq": "eq", "notContains": "contains", "arrayNotContains": "arrayContains"}
@@ -135,7 +140,7 @@ class Predicate(msgspec.Struct, frozen=True):
 
 
 class Group(msgspec.Struct, frozen=True):
-    """`and`/`or` over 1..200 operands."""
+    """`and`/`or` over one or more operands."""
 
     op: GroupOp
     operands: tuple[Filter, ...]
@@ -177,38 +182,46 @@ def _is_number(value: object) -> bool:
 
 def parse_filter(raw: object, root: str = "$.filter") -> Filter:
     """Validate decoded JSON as a v5 FilterExpression; FilterError names the first fault."""
-    return _parse(raw, root, depth=1)
+    return _Parser().node(raw, root, depth=1)
 
 
-def _parse(raw: object, path: str, depth: int) -> Filter:
-    if not isinstance(raw, dict):
-        raise FilterError(path, "expected an object")
-    for key in raw:
-        if key in _LEGACY:
-            raise FilterError(
-                f"{path}.{key}", "legacy v3/v4 filter key, not part of the v5 grammar"
-            )
-    if "operands" in raw or raw.get("operator") in ("and", "or"):
-        return _parse_group(raw, path, depth)
-    return _parse_predicate(raw, path)
+class _Parser:
+    """One filter's parse: it counts predicates across the whole tree."""
 
+    def __init__(self) -> None:
+        self.predicates = 0
 
-def _parse_group(raw: dict[str, object], path: str, depth: int) -> Group:
-    _reject_unknown(raw, path, ("operator", "operands"))
-    if depth > MAX_DEPTH:
-        raise FilterError(path, f"groups nest deeper than {MAX_DEPTH} levels")
-    op = _require(raw, path, "operator")
-    if op not in ("and", "or"):
-        raise FilterError(f"{path}.operator", 'expected "and" or "or"')
-    operands = _require(raw, path, "operands")
-    if not isinstance(operands, list):
-        raise FilterError(f"{path}.operands", "expected an array")
-    if not 1 <= len(operands) <= MAX_OPERANDS:
-        raise FilterError(
-            f"{path}.operands", f"expected 1 to {MAX_OPERANDS} operands, got {len(operands)}"
+    def node(self, raw: object, path: str, depth: int) -> Filter:
+        if not isinstance(raw, dict):
+            raise FilterError(path, "expected an object")
+        for key in raw:
+            if key in _LEGACY:
+                raise FilterError(
+                    f"{path}.{key}", "legacy v3/v4 filter key, not part of the v5 grammar"
+                )
+        if "operands" in raw or raw.get("operator") in ("and", "or"):
+            return self.group(raw, path, depth)
+        self.predicates += 1
+        if self.predicates > MAX_PREDICATES:
+            raise FilterError(path, f"more than {MAX_PREDICATES} predicates in one filter")
+        return _parse_predicate(raw, path)
+
+    def group(self, raw: dict[str, object], path: str, depth: int) -> Group:
+        _reject_unknown(raw, path, ("operator", "operands"))
+        if depth > MAX_DEPTH:
+            raise FilterError(path, f"groups nest deeper than {MAX_DEPTH} levels")
+        op = _require(raw, path, "operator")
+        if op not in ("and", "or"):
+            raise FilterError(f"{path}.operator", 'expected "and" or "or"')
+        operands = _require(raw, path, "operands")
+        if not isinstance(operands, list):
+            raise FilterError(f"{path}.operands", "expected an array")
+        if not operands:
+            raise FilterError(f"{path}.operands", "expected at least one operand")
+        children = tuple(
+            self.node(o, f"{path}.operands[{i}]", depth + 1) for i, o in enumerate(operands)
         )
-    children = tuple(_parse(o, f"{path}.operands[{i}]", depth + 1) for i, o in enumerate(operands))
-    return Group(op, children)
+        return Group(op, children)
 
 
 def _parse_predicate(raw: dict[str, object], path: str) -> Predicate:
@@ -244,6 +257,8 @@ def _check_value(value: Value, path: str) -> None:
     # SQLite's JSON functions end a string at U+0000, so SQL could not agree with Python on it.
     if isinstance(value, str) and "\x00" in value:
         raise FilterError(path, "must not contain U+0000")
+    if isinstance(value, str) and len(value) > MAX_VALUE_CHARS:
+        raise FilterError(path, f"longer than {MAX_VALUE_CHARS} characters")
     if isinstance(value, float) and not math.isfinite(value):
         raise FilterError(path, "expected a finite number")
     # SQLite binds 64-bit integers only.

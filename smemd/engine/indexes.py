@@ -10,6 +10,7 @@ import numpy as np
 from smemd.engine.heap import release_freed_memory
 from smemd.engine.lexicalindex import LexicalIndex
 from smemd.engine.vectorindex import EXACT_UP_TO, FlatIndex
+from smemd.store import deadline
 from smemd.store.api import Reader, Store
 from smemd.store.records import IndexRows
 from smemd.store.vectors import stack
@@ -74,7 +75,10 @@ class Indexes:
         async with self._loading.setdefault(namespace, asyncio.Lock()):
             indexes = self._loaded.get(namespace)
             if indexes is None:
-                indexes = self._loaded[namespace] = await self._load(namespace)
+                # In pages of the index, each short; the whole load outlives the request that
+                # started it, which would otherwise be cut and leave the next to begin again.
+                with deadline.lifted():
+                    indexes = self._loaded[namespace] = await self._load(namespace)
         return indexes
 
     def forget(self, namespace: str) -> None:

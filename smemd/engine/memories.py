@@ -91,7 +91,7 @@ class Memories:
             params += filter_params
         where = " AND ".join(f"({p})" for p in parts) or "1"
         column = MEMORY_SORTS.get(sort, "m.created_at")
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             return await reader.memories(
                 namespace, where=where, params=params, order=f"{column} {order}, m.seq {order}",
                 limit=limit, offset=(page - 1) * limit,

@@ -46,7 +46,7 @@ class Profiles:
     ) -> Profile:  # fmt: skip
         t = now()
         where, params = _admitted(filter, t)
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             static: list[Memory] = []
             for kind in ("preference", "fact"):  # one index walk each, preferences first
                 if len(static) < limit:
@@ -66,7 +66,7 @@ class Profiles:
     async def _bucket(self, namespace: str, name: str, filter: Filter | None) -> list[Memory]:
         if name == "preferences":
             where, params = _admitted(filter, now())
-            async with self.store.read() as reader:
+            async with self.store.scan(namespace) as reader:
                 return await reader.top_memories(
                     namespace, where=f"{where} AND m.type = 'preference'", params=params,
                     order="m.created_at DESC", limit=BUCKET_SIZE,

@@ -199,12 +199,12 @@ class Recall:
 
     async def _memories_seen(self, namespace: str, query: Query, now: float) -> set[int]:
         where, params = memory_conditions(query, now)
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             return set(await reader.memory_seqs(namespace, where, params))
 
     async def _chunks_seen(self, namespace: str, query: Query) -> set[int]:
         where, params = chunk_conditions(query)
-        async with self.store.read() as reader:
+        async with self.store.scan(namespace) as reader:
             return set(await reader.chunk_seqs(namespace, where, params))
 
     @staticmethod

@@ -1,4 +1,5 @@
-"""The store's front: `async with store.read() as r`, `async with store.write() as w`."""
+"""The store's front: `async with store.read() as r` (or `store.scan(namespace)`), and
+`async with store.write() as w`."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
+
+# The scan turn of reads across namespaces: no namespace can be named so.
+EVERY_NAMESPACE = "*"
 
 
 class Reader(DocumentReads, MemoryReads, JudgementReads):
@@ -37,6 +41,12 @@ class Store:
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[Reader]:
         async with self.database.read() as db:
+            yield Reader(db)
+
+    @contextlib.asynccontextmanager
+    async def scan(self, namespace: str) -> AsyncIterator[Reader]:
+        """A reader for reads whose cost grows with the namespace (see Database.scan)."""
+        async with self.database.scan(namespace) as db:
             yield Reader(db)
 
     @contextlib.asynccontextmanager

@@ -20,8 +20,9 @@ import shutil
 import statistics
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 from smemd import limit_blas_threads
 
@@ -70,8 +71,12 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
     return " ".join(rng.choices(words, weights, k=rng.randint(6, 16))).capitalize() + "."
 
 
-async def fill(state_dir: Path, count: int, seed: int) -> list[str]:
-    """Bulk-insert `count` memories; return query texts drawn from the same vocabulary."""
+async def fill(
+    state_dir: Path, count: int, seed: int, namespace: str = NS,
+    metadata: Callable[[random.Random], dict[str, Any]] | None = None,
+) -> list[str]:  # fmt: skip
+    """Bulk-insert `count` memories (each with `metadata(rng)` when given); return query texts
+    drawn from the same vocabulary."""
     rng = random.Random(seed)
     words, weights = vocabulary(rng)
     vectors = RandomEmbedder(seed)
@@ -79,16 +84,16 @@ async def fill(state_dir: Path, count: int, seed: int) -> list[str]:
     await engine.store.open()
     try:
         async with engine.store.write() as writer:
-            await writer.ensure_namespace(NS, time.time())
+            await writer.ensure_namespace(namespace, time.time())
             for start in range(0, count, 10_000):
                 n = min(10_000, count - start)
                 batch = await vectors.embed([""] * n)
                 items = []
                 for i in range(n):
-                    memory_id = f"mem_{start + i:08x}"
+                    memory_id = f"mem_{namespace}_{start + i:08x}"
                     new = NewMemory(
-                        id=memory_id, namespace=NS, text=sentence(rng, words, weights), type="fact",
-                        root_id=memory_id,
+                        id=memory_id, namespace=namespace, text=sentence(rng, words, weights),
+                        type="fact", root_id=memory_id, metadata=metadata(rng) if metadata else {},
                     )  # fmt: skip
                     items.append((new, batch[i]))
                 await writer.insert_memories(items, time.time())
