@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 from datetime import UTC, datetime
 
@@ -129,6 +130,13 @@ SECRETS = [
     "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",  # 64 hex
     "q8Fz2LmN4xR7tVb9KpW3sYd6HjC1gA5uE0oI",  # base64-ish, 36 chars
     "dGhpcyBpcyBhIHNlY3JldCB0b2tlbiwgMTIzNDU2Nzg5MA==",  # base64 with padding
+    "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",  # AWS secret keys: 40 base64, split by / or +
+    "je7MtGbClwBF/2Zp9Utk/h3yCo8nvbEXAMPLEKEY",
+    "u8jzPde0I+xLd6Gnc/BAepfJBd0+h8oOOL8dKLzd",
+    # JWTs: the header and payload decode to the claims, so they go with the signature.
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "eyJhbGciOiJub25lIn0.eyJzdWIiOiJhbGV4In0.",  # unsigned: the signature is empty
 ]
 
 
@@ -147,10 +155,75 @@ def test_key_forms_are_redacted(secret: str) -> None:
         ('{"api_key": "s3cr3t value"}', f'{{"api_key": {REDACTED}}}'),
         ("PASSWORD: Tr0ub4dor&3 is old", f"PASSWORD: {REDACTED} is old"),
         ("client_secret = 'x y z'", f"client_secret = {REDACTED}"),
+        # Names that end a longer one, as in environment files and configs.
+        ("export DB_PASSWORD=hunter2", f"DB_PASSWORD={REDACTED}"),
+        ("SECRET_KEY = 'django-insecure-x'", f"SECRET_KEY = {REDACTED}"),
+        ("aws_secret_access_key: abc/DEF+123", f"aws_secret_access_key: {REDACTED}"),
+        # One word after a name that means a credential, at the end of its line or clause.
+        ("Wifi password: correcthorsebatterystaple", f"Wifi password: {REDACTED}"),
+        ("passphrase: swordfish\nuser: bob", f"passphrase: {REDACTED}\nuser: bob"),
+        ("pwd: swordfish, then log in", f"pwd: {REDACTED}, then log in"),
+        ("user: bob password: hunter login: ok", f"password: {REDACTED} login: ok"),
+        ("API key: Swordfish", f"API key: {REDACTED}"),
+        ("passcode: 4821", f"passcode: {REDACTED}"),
+        # Longer than an English word: a passphrase even with prose after it.
+        ("Password: correcthorsebatterystaple for guests", f"Password: {REDACTED} for guests"),
     ],
 )
 def test_assigned_secrets_keep_their_name(text: str, expected: str) -> None:
     assert redact(text).endswith(expected)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("password is P@ssw0rd-Zebra-42", f"password is {REDACTED}"),
+        ("The deploy token is tok-USER-0123456789abcdef.", f"The deploy token is {REDACTED}."),
+        ("Our API key is abc123def456 until May.", f"Our API key is {REDACTED} until May."),
+        ("The secret was s3cr3t!", f"The secret was {REDACTED}"),
+        ("The old password was: Tr0ub4dor&3", f"The old password was: {REDACTED}"),
+        ("The PIN code is 4821.", f"The PIN code is {REDACTED}."),
+        ("The license key is ABCD-1234-EFGH-5678.", f"The license key is {REDACTED}."),
+        ("The encryption key is 7f3a9c2e1b.", f"The encryption key is {REDACTED}."),
+        (
+            "The wifi passphrase is 'correct horse battery staple'.",
+            f"The wifi passphrase is {REDACTED}.",
+        ),
+        ('The password is "swordfish", I think.', f"The password is {REDACTED}, I think."),
+        ("the wifi password is correcthorsebatterystaple", f"the wifi password is {REDACTED}"),
+        # A few words may name what it is for.
+        (
+            "The password for the guest wifi is hunter22.",
+            f"The password for the guest wifi is {REDACTED}.",
+        ),
+        ("the token for deploys was ghx-12345-abcde", f"the token for deploys was {REDACTED}"),
+    ],
+)
+def test_stated_secrets_keep_the_sentence(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "postgres://admin:S3cr3tDbPass@db.internal:5432/app",
+            "postgres://admin:{}@db.internal:5432/app",
+        ),
+        ("mysql://root:hunter2@localhost/shop", "mysql://root:{}@localhost/shop"),
+        (
+            "mongodb+srv://app:p%40ss@c0.ab12.mongodb.net/?w=majority",
+            "mongodb+srv://app:{}@c0.ab12.mongodb.net/?w=majority",
+        ),
+        ("redis://:s3cret@cache:6379/0", "redis://:{}@cache:6379/0"),  # no user
+        ("amqp://guest:guest@rabbit:5672/", "amqp://guest:{}@rabbit:5672/"),  # all letters
+        ("https://alice:correct-horse@example.com/private", "https://alice:{}@example.com/private"),
+        ("postgres://admin:p@ss@db/app", "postgres://admin:{}@db/app"),  # an @ in the password
+    ],
+)
+def test_passwords_in_urls_are_redacted_but_not_the_rest(url: str, expected: str) -> None:
+    expected = expected.format(REDACTED)
+    assert redact(f"Connect with {url} today.") == f"Connect with {expected} today."
 
 
 def test_private_key_blocks_are_redacted_whole() -> None:
@@ -175,11 +248,53 @@ def test_private_key_blocks_are_redacted_whole() -> None:
         "A token: the unit a model reads. Password: use a manager. Bearer of bad news.",
         "The ring bearer traditionally walks first; bearer bonds are rare.",
         "Call +1 (555) 010-4477 or visit room 12B before 17:30.",
+        # Prose about credentials: names that are also words, a value that is a word of prose.
+        "Password: see the vault. Passphrase: pick four random words. Boarding pass: printed",
+        "The password is in the vault and the token is valid for an hour.",
+        "The password is 12 characters long; the secret is to stir slowly.",
+        "The password is expired, the API key is well-formed, the token is Alex's.",
+        "The BOS token is <s> and the first token is 'The'. The password is <your password>.",
+        "The token limit is 4096, the key is 42 and the reset pin is GPIO17.",
+        "The SSH key is ~/.ssh/id_ed25519 and the token is /run/secrets/token.",
+        # Mixed-case paths with digits are made of words; a URL without a password keeps its port.
+        "Installed in /usr/local/lib/python3.11/site-packages and /srv/Data/MyApp/Build2024/ReleaseV2/Output/Logs",
+        "See https://github.com/OpenAI/gpt-2/tree/master/src/Model2Encoder on refs/heads/feature/JIRA-1234-AddOAuth2Login",
+        "Logs in s3://MyBucket/Logs/2024/AppServer01/Error/Q1 and Dropbox/Team/ClientX/Q4/Invoices/INV2024/Final",
+        "https://example.com:8443/path, ssh://git@github.com:22/org/repo.git, mailto:alice@example.com",
+        "ftp://anonymous:@ftp.example.org/pub has no password.",
     ],
 )
 def test_ordinary_text_is_untouched(text: str) -> None:
     assert redact(text) == text
     assert sanitize(text) == text
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "a:",
+        "password is ",
+        "password: x ",
+        "://",
+        "x://u:a@",
+        "password for a ",
+        "-----BEGIN A ",
+        "eyJ.",
+        "eyJabcdefghij.",
+        "aB3/",
+        "_",
+        " ",
+        '"',
+    ],
+)
+def test_redaction_is_linear_on_adversarial_text(unit: str) -> None:
+    text = unit * (100_000 // len(unit))
+    timings = []
+    for _ in range(3):  # the best of three: a slow pattern is slow every time, a busy machine not
+        start = time.perf_counter()
+        redact(text)
+        timings.append(time.perf_counter() - start)
+    assert min(timings) < 0.1
 
 
 def test_secrets_never_reach_the_context() -> None:
