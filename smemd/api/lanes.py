@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
@@ -14,6 +15,7 @@ from smemd.api.wire import decode, reply
 from smemd.errors import BadRequest, Conflict
 from smemd.fleet.fleet import Fleet
 from smemd.fleet.pause import (
+    MAX_AHEAD,
     Pause,
     PauseFile,
     clear_pause,
@@ -23,7 +25,7 @@ from smemd.fleet.pause import (
 )
 from smemd.protocol import ActivePause, Lanes, NodeStatus, PauseReply, PauseRequest, ResumeRequest
 
-_DURATION = re.compile(r"^(?:(?P<h>\d+)h)?(?:(?P<m>\d+)m)?(?:(?P<s>\d+)s)?$")
+_DURATION = re.compile(r"^(?:(?P<h>[0-9]+)h)?(?:(?P<m>[0-9]+)m)?(?:(?P<s>[0-9]+)s)?$")
 
 
 def _pause_view(pause: Pause | None) -> ActivePause | None:
@@ -87,7 +89,29 @@ def _until(body: PauseRequest, now: datetime) -> str:
             f"$.for: expected a duration like 2h, 90m or 1h30m, got {body.for_!r}",
         )
     hours, minutes, seconds = (int(match[k] or 0) for k in "hms")
-    return (now + timedelta(hours=hours, minutes=minutes, seconds=seconds)).isoformat()
+    # In whole seconds first: a timedelta or datetime of "99999999h" would overflow.
+    length = hours * 3600 + minutes * 60 + seconds
+    if length == 0:
+        raise BadRequest("invalid request body", f"$.for: {body.for_!r} is no time at all")
+    if length > MAX_AHEAD.total_seconds():
+        raise BadRequest(
+            "invalid request body",
+            f"$.for: {body.for_!r} is more than {MAX_AHEAD.days} days "
+            f"({MAX_AHEAD.days * 24}h); lending is temporary",
+        )
+    return (now + timedelta(seconds=length)).isoformat()
+
+
+def checked_pause(
+    body: PauseRequest, *, active: Pause | None, known: Mapping[str, bool], now: datetime
+) -> Pause:
+    """The pause a request makes, checked by the rules the file's reader applies; writes nothing.
+
+    The nodes join those of `active`, and all of them share the new `until`.
+    """
+    nodes = sorted(set(body.nodes) | (active.nodes if active else set()))
+    file = PauseFile(nodes=nodes, until=_until(body, now), by=body.by, reason=body.reason)
+    return validate_pause(file, known=known, now=now.timestamp())
 
 
 async def pause(request: web.Request) -> web.Response:
@@ -97,10 +121,12 @@ async def pause(request: web.Request) -> web.Response:
     assert fleet.pauses is not None and fleet.pool is not None
     body = await decode(request, PauseRequest)
     now = datetime.now(UTC)
-    active = fleet.pauses.active(now.timestamp())
-    nodes = sorted(set(body.nodes) | (active.nodes if active else set()))
-    file = PauseFile(nodes=nodes, until=_until(body, now), by=body.by, reason=body.reason)
-    checked = validate_pause(file, known=lendability(state.config.fleet.nodes), now=now.timestamp())
+    checked = checked_pause(
+        body,
+        active=fleet.pauses.active(now.timestamp()),
+        known=lendability(state.config.fleet.nodes),
+        now=now,
+    )
     await asyncio.to_thread(write_pause, state.config.paths.pause_file, checked)
     await fleet.pauses.refresh()
     drained = (

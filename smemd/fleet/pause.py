@@ -2,6 +2,13 @@
 
 `{"nodes": ["node3"], "until": "2030-01-01T12:00:00+01:00", "by": "farm", "reason": "frame 12"}`.
 A bad file is reported and changes nothing: the last valid pause stays in force until it expires.
+
+The rules, the same for the file and for `POST /v1/pause`: `nodes` names 1 to 128 distinct
+configured, lendable nodes, each id at most 32 characters; `until` is an ISO-8601 time with a UTC
+offset, in the future and at most 30 days ahead (the API's `for`, such as "2h" or "1h30m", is
+longer than zero and at most 720h); `by` has at most 200 characters and `reason` at most 1,000 —
+a name, and a sentence or two with a ticket link. The file is a regular UTF-8 file of at most
+64 KiB.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ import msgspec
 
 from smemd.config import NodeConfig
 from smemd.errors import BadRequest, describe_validation_error
+from smemd.protocol import PauseBy, PauseNodes, PauseReason, PauseTime
 
 log = logging.getLogger("smemd.fleet")
 
@@ -31,6 +39,9 @@ MAX_FILE_BYTES = 64 * 1024  # a real pause file is a few hundred bytes
 # Lending is temporary; a year typo or a "forever" pause should be loud. Keep a node out of
 # [[fleet.nodes]] to give it away for good.
 MAX_AHEAD = timedelta(days=30)
+# A file's mtime may trail the clock that set its `until` by a kernel tick (by 2 s on FAT), so the
+# watcher allows this much past MAX_AHEAD: what smemd writes for `for: "720h"` must be accepted.
+MTIME_SLACK = 2.0
 FILE_MODE = 0o660  # the render farm's group writes the file too
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
@@ -44,10 +55,10 @@ class PauseError(BadRequest):
 class PauseFile(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The file as written: `until` stays a string so a bad one gets its own message."""
 
-    nodes: list[str]
-    until: str
-    by: str = ""
-    reason: str = ""
+    nodes: PauseNodes
+    until: PauseTime
+    by: PauseBy = ""
+    reason: PauseReason = ""
 
 
 class Pause(msgspec.Struct, kw_only=True, frozen=True):
@@ -113,9 +124,14 @@ def decode_pause_file(raw: bytes) -> PauseFile:
         ) from None
 
 
-def validate_pause(file: PauseFile, *, known: Mapping[str, bool], now: float) -> Pause:
-    """Check a decoded pause against the configured nodes and the time `now` (Unix seconds)."""
-    until = _parse_until(file.until, now)
+def validate_pause(
+    file: PauseFile, *, known: Mapping[str, bool], now: float, slack: float = 0.0
+) -> Pause:
+    """Check a decoded pause against the configured nodes and the time `now` (Unix seconds).
+
+    `until` may be up to `slack` seconds beyond MAX_AHEAD.
+    """
+    until = _parse_until(file.until, now, slack)
     if not file.nodes:
         raise PauseError("$.nodes: empty; name at least one node")
     counts = Counter(file.nodes)
@@ -137,17 +153,17 @@ def validate_pause(file: PauseFile, *, known: Mapping[str, bool], now: float) ->
     return Pause(nodes=frozenset(seen), until=until, by=file.by, reason=file.reason)
 
 
-def parse_pause(raw: bytes, *, known: Mapping[str, bool], now: float) -> Pause:
+def parse_pause(raw: bytes, *, known: Mapping[str, bool], now: float, slack: float = 0.0) -> Pause:
     """Bytes of a pause file → a checked `Pause`, or `PauseError` saying what is wrong."""
-    return validate_pause(decode_pause_file(raw), known=known, now=now)
+    return validate_pause(decode_pause_file(raw), known=known, now=now, slack=slack)
 
 
-def _parse_until(text: str, now: float) -> datetime:
+def _parse_until(text: str, now: float, slack: float = 0.0) -> datetime:
     until = _to_datetime(text)
     expires = until.timestamp()
     if expires <= now:
         raise PauseError(f"$.until: {_short(text)} has already passed (now {_iso(now)})")
-    if expires - now > MAX_AHEAD.total_seconds():
+    if expires - now > MAX_AHEAD.total_seconds() + slack:
         raise PauseError(f"$.until: {_short(text)} is more than {MAX_AHEAD.days} days ahead")
     return until
 
@@ -328,7 +344,7 @@ class PauseWatcher:
             return
         try:
             now = min(self._clock(), seen.mtime)
-            pause = parse_pause(seen.data, known=self.known, now=now)
+            pause = parse_pause(seen.data, known=self.known, now=now, slack=MTIME_SLACK)
         except PauseError as err:
             self._set_error(err.message)
             return

@@ -6,7 +6,7 @@ Supermemory API. New fields get defaults and a field's type never changes.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -127,14 +127,30 @@ class Lanes(Reply):
     pause_error: str | None = None
 
 
+# A pause's bounds, shared by `POST /v1/pause` and the pause file (smemd.fleet.pause says why).
+MAX_PAUSE_NODES = 128  # above the 110 ids config's NodeId allows (node0-node99, node00-node09)
+MAX_NODE_ID_CHARS = 32  # config's ids have at most 6; longer is room to name a typo as unknown
+MAX_PAUSE_BY_CHARS = 200
+MAX_PAUSE_REASON_CHARS = 1000
+MAX_PAUSE_TIME_CHARS = 64  # `until` and `for`; smemd writes `until` in 32 characters
+
+PauseNodes = Annotated[
+    list[Annotated[str, msgspec.Meta(max_length=MAX_NODE_ID_CHARS)]],
+    msgspec.Meta(max_length=MAX_PAUSE_NODES),
+]
+PauseTime = Annotated[str, msgspec.Meta(max_length=MAX_PAUSE_TIME_CHARS)]
+PauseBy = Annotated[str, msgspec.Meta(max_length=MAX_PAUSE_BY_CHARS)]
+PauseReason = Annotated[str, msgspec.Meta(max_length=MAX_PAUSE_REASON_CHARS)]
+
+
 class PauseRequest(Request):
     """Lend nodes: until an instant, or for a while ("2h", "90m", "1h30m", "45s")."""
 
-    nodes: list[str]
-    until: str | None = None
-    for_: str | None = msgspec.field(default=None, name="for")
-    by: str = ""
-    reason: str = ""
+    nodes: PauseNodes
+    until: PauseTime | None = None
+    for_: PauseTime | None = msgspec.field(default=None, name="for")
+    by: PauseBy = ""
+    reason: PauseReason = ""
     wait: bool = False  # answer once the nodes have no call in flight
     timeout_s: float = 300.0
 
