@@ -1,4 +1,4 @@
-"""The pause file and `POST /v1/pause` against hostile input: huge fields, absurd times."""
+"""The pause file and `POST /v1/pause` against hostile input: links, huge fields, absurd times."""
 
 from __future__ import annotations
 
@@ -28,6 +28,7 @@ from smemd.fleet.pause import (
     Pause,
     PauseError,
     PauseWatcher,
+    clear_pause,
     decode_pause_file,
     parse_pause,
     write_pause,
@@ -37,6 +38,7 @@ from smemd.protocol import (
     MAX_PAUSE_BY_CHARS,
     MAX_PAUSE_NODES,
     MAX_PAUSE_REASON_CHARS,
+    MAX_PAUSE_TIME_CHARS,
     PauseRequest,
 )
 from tests.conftest import Running, StartDaemon
@@ -45,6 +47,9 @@ from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
 KNOWN = {"node0": False, "node1": True, "node2": True, "node3": True, "node4": True}
+LINK_ERROR = "a symbolic link, not a regular file; smem does not follow links"
+# Looks like a credential; long enough that a short excerpt of it is not the whole of it.
+SECRET = "AKIA-SECRET-" + "0123456789abcdef" * 4
 
 
 def iso(seconds_from_now: float) -> str:
@@ -61,6 +66,135 @@ async def seen_by_watcher(path: Path) -> PauseWatcher:
     return watcher
 
 
+# --- links ---------------------------------------------------------------------------------------
+
+
+async def test_a_link_to_a_valid_pause_file_is_not_honoured(tmp_path: Path) -> None:
+    target = tmp_path / "farm-secrets" / "elsewhere.json"
+    target.parent.mkdir()
+    target.write_bytes(pause_json(by="the-target", reason="content of the target"))
+    path = tmp_path / "paused.json"
+    path.symlink_to(target)
+
+    watcher = await seen_by_watcher(path)
+    assert watcher.active() is None and watcher.error == LINK_ERROR
+    for leak in ("farm-secrets", "elsewhere", "the-target", "content of the target", "node1"):
+        assert leak not in watcher.error
+
+
+async def test_a_link_put_over_a_valid_file_keeps_the_last_pause(tmp_path: Path) -> None:
+    path = tmp_path / "paused.json"
+    path.write_bytes(pause_json(by="farm"))
+    watcher = await seen_by_watcher(path)
+    assert watcher.paused() == {"node1"}
+
+    (tmp_path / "other.json").write_bytes(pause_json(nodes=["node2", "node3"]))
+    (tmp_path / "side").symlink_to(tmp_path / "other.json")
+    os.replace(tmp_path / "side", path)
+    await watcher.refresh()
+    assert watcher.error == LINK_ERROR and watcher.paused() == {"node1"}
+
+
+async def test_a_link_is_refused_even_if_it_appears_between_stat_and_open(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "paused.json"
+    path.write_bytes(pause_json())
+    (tmp_path / "other.json").write_bytes(pause_json(nodes=["node2"]))
+    real_open = os.open
+
+    def swap_then_open(file: Any, flags: int, *args: Any) -> int:
+        # The look's lstat saw a regular file; a link takes its place before the open.
+        if isinstance(file, (str, os.PathLike)) and Path(file) == path:
+            (tmp_path / "side").symlink_to(tmp_path / "other.json")
+            os.replace(tmp_path / "side", path)
+        return real_open(file, flags, *args)
+
+    monkeypatch.setattr(os, "open", swap_then_open)
+    watcher = await seen_by_watcher(path)
+    assert watcher.error == LINK_ERROR and watcher.active() is None
+
+
+def test_clear_pause_neither_follows_nor_deletes_the_target_of_a_link(tmp_path: Path) -> None:
+    target = tmp_path / "target.json"
+    content = pause_json(nodes=["node1", "node2"])
+    target.write_bytes(content)
+    path = tmp_path / "paused.json"
+    path.symlink_to(target)
+
+    with pytest.raises(PauseError) as caught:
+        clear_pause(path, {"node1"})
+    assert LINK_ERROR in caught.value.message and "resume all nodes" in caught.value.message
+    assert str(target) not in caught.value.message
+    assert path.is_symlink() and target.read_bytes() == content
+
+    assert clear_pause(path) == frozenset()
+    assert not path.is_symlink() and target.read_bytes() == content
+
+
+def test_clear_pause_does_not_hang_on_a_fifo(tmp_path: Path) -> None:
+    path = tmp_path / "paused.json"
+    os.mkfifo(path)
+    with pytest.raises(PauseError, match="a special file, not a regular file"):
+        clear_pause(path, {"node1"})
+    assert clear_pause(path) == frozenset() and not path.exists()
+
+
+# --- what an error may quote ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        (pause_json(**{SECRET: 1}), "$: unknown field 'AKIA-SECRET-"),
+        (pause_json(**{"a`b\n - at `$.until": 1}), "$: unknown field 'a`b\\n - at `$.until'"),
+        (pause_json(nodes=[SECRET[:MAX_NODE_ID_CHARS]]), "unknown node ids 'AKIA-SECRET-"),
+        (
+            pause_json(nodes=[SECRET]),
+            f"$.nodes[0]: Expected `str` of length <= {MAX_NODE_ID_CHARS}",
+        ),
+        (pause_json(until=SECRET), f"$.until: Expected `str` of length <= {MAX_PAUSE_TIME_CHARS}"),
+        (pause_json(until=SECRET[:60]), "$.until: 'AKIA-SECRET-"),
+        (SECRET.encode(), "not valid JSON"),
+    ],
+)
+def test_an_error_quotes_the_file_only_in_a_short_escaped_excerpt(
+    raw: bytes, expected: str
+) -> None:
+    with pytest.raises(PauseError) as caught:
+        parse_pause(raw, known=KNOWN, now=time.time())
+    message = caught.value.message
+    assert expected in message and SECRET not in message and "\n" not in message
+
+
+def test_a_plain_unknown_field_is_named_in_the_path() -> None:
+    with pytest.raises(PauseError, match=re.escape("$.colour: unknown field")):
+        parse_pause(pause_json(colour="red"), known=KNOWN, now=time.time())
+
+
+json_text = st.text(st.characters(codec="utf-8"), max_size=80)
+hostile = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | json_text | st.just(SECRET),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(json_text, inner, max_size=4),
+    max_leaves=10,
+)
+hostile_files = st.fixed_dictionaries(
+    {},
+    optional={"nodes": hostile, "until": hostile, "by": hostile, "reason": hostile},
+).flatmap(lambda d: st.dictionaries(json_text | st.just(SECRET), hostile, max_size=2).map(d.__or__))
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=hostile_files.map(lambda d: json.dumps(d).encode()) | st.binary(max_size=400))
+def test_no_error_echoes_more_than_an_excerpt(raw: bytes) -> None:
+    try:
+        parse_pause(raw, known=KNOWN, now=time.time())
+    except PauseError as err:
+        message = err.message
+        assert SECRET not in message and len(message) <= 1000, message
+        assert message.isprintable(), message  # no newline or control character to forge a log line
+
+
 # --- the bounds ----------------------------------------------------------------------------------
 
 
@@ -74,6 +208,7 @@ def test_the_module_docstring_states_the_bounds_in_force() -> None:
         f"`by` has at most {MAX_PAUSE_BY_CHARS} characters",
         f"`reason` at most {MAX_PAUSE_REASON_CHARS:,}",
         f"at most {MAX_FILE_BYTES // 1024} KiB",
+        "symbolic link in its place is refused, not followed",
     ):
         assert stated in doc
 
@@ -240,6 +375,37 @@ async def lanes(running: Running) -> tuple[dict[str, Any], str]:
     status, body, _ = await call(running.tcp, "GET", running.url("/v1/lanes"))
     assert status == 200
     return body, json.dumps(body)
+
+
+@pytest.mark.parametrize(
+    "secret",
+    [
+        f"password = {SECRET}\n".encode(),
+        pause_json(nodes=[SECRET]),
+        pause_json(nodes=[SECRET[:MAX_NODE_ID_CHARS]], reason=SECRET),
+        pause_json(**{SECRET: SECRET}),
+        json.dumps({"nodes": ["node1"], "until": iso(3600), "by": SECRET}).encode(),
+    ],
+)
+async def test_a_link_to_secret_content_never_shows_in_lanes(
+    running: Running, short_dir: Path, secret: bytes
+) -> None:
+    target = short_dir / "secret.txt"
+    target.write_bytes(secret)
+    (short_dir / "paused.json").symlink_to(target)
+    body, text = await lanes(running)
+    assert body["pauseError"] == LINK_ERROR and body["pause"] is None
+    assert SECRET[:16] not in text and str(target) not in text
+    assert target.read_bytes() == secret
+
+
+async def test_secret_looking_content_in_the_file_itself_shows_only_as_an_excerpt(
+    running: Running, short_dir: Path
+) -> None:
+    (short_dir / "paused.json").write_bytes(pause_json(**{SECRET + "\nforged log line": 1}))
+    body, text = await lanes(running)
+    assert body["pauseError"].startswith("$: unknown field 'AKIA-SECRET-")
+    assert SECRET not in text and "\n" not in body["pauseError"]
 
 
 async def post_pause(running: Running, doc: dict[str, object]) -> tuple[int, Any]:

@@ -8,15 +8,18 @@ configured, lendable nodes, each id at most 32 characters; `until` is an ISO-860
 offset, in the future and at most 30 days ahead (the API's `for`, such as "2h" or "1h30m", is
 longer than zero and at most 720h); `by` has at most 200 characters and `reason` at most 1,000 —
 a name, and a sentence or two with a ticket link. The file is a regular UTF-8 file of at most
-64 KiB.
+64 KiB; a symbolic link in its place is refused, not followed. An error quotes the file only in
+short, escaped excerpts: `GET /v1/lanes` shows it to every token holder.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import os
+import re
 import stat
 import tempfile
 import time
@@ -46,6 +49,13 @@ FILE_MODE = 0o660  # the render farm's group writes the file too
 _UTF16_BOMS = (b"\xff\xfe", b"\xfe\xff")
 _UTF8_BOM = b"\xef\xbb\xbf"
 _MID_WRITE = "(a writer may be part-way through it)"
+# The farm's group writes the directory: a link put there must not make smemd read, and quote in
+# its errors, a file of the link's choosing.
+_LINK = "a symbolic link, not a regular file; smem does not follow links"
+# O_NOFOLLOW: the link above; O_NONBLOCK: a FIFO put in the file's place must not hang the read.
+_OPEN_FLAGS = os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOFOLLOW
+_PLAIN_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,39}")
+_UNKNOWN_FIELD = "Object contains unknown field `"
 
 
 class PauseError(BadRequest):
@@ -115,13 +125,28 @@ def decode_pause_file(raw: bytes) -> PauseFile:
             raise PauseError("$.until: missing; a pause must say when it ends") from None
         if text.startswith("Object missing required field `nodes`"):
             raise PauseError("$.nodes: missing; name the nodes to lend") from None
-        raise PauseError(describe_validation_error(err)) from None
+        if text.startswith(_UNKNOWN_FIELD):
+            raise PauseError(_unknown_field(text.removeprefix(_UNKNOWN_FIELD)[:-1])) from None
+        raise PauseError(_capped(describe_validation_error(err))) from None
     except msgspec.DecodeError as err:
         if str(err) == "Input data was truncated":
             raise PauseError(f"truncated JSON {_MID_WRITE}") from None
         raise PauseError(
-            f"not valid JSON: {str(err).removeprefix('JSON is malformed: ')}"
+            f"not valid JSON: {_capped(str(err).removeprefix('JSON is malformed: '))}"
         ) from None
+
+
+def _unknown_field(name: str) -> str:
+    """The message for a key PauseFile lacks: the key is the file's own text, so only an excerpt."""
+    # PauseFile is flat: msgspec names the key verbatim, with no `- at` path after it.
+    if _PLAIN_NAME.fullmatch(name):
+        return f"$.{name}: unknown field"
+    return f"$: unknown field {_short(name)}"
+
+
+def _capped(text: str, limit: int = 200) -> str:
+    """msgspec's own words: they quote no input today, and are capped should a later one."""
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def validate_pause(
@@ -213,29 +238,32 @@ _MISSING = "missing"
 def _look(path: Path, last_key: object) -> _Look | None:
     """Stat the file and read it if it changed since `last_key`; None if it did not. Blocking."""
     try:
-        st = os.stat(path)
+        st = os.lstat(path)
     except FileNotFoundError:
         return None if last_key == _MISSING else _Look(_MISSING)
     except OSError as err:
         message = f"cannot stat: {err.strerror}"
         return None if last_key == message else _Look(message, error=message)
-    if (st.st_mtime_ns, st.st_size, st.st_ino) == last_key:
+    key = _key(st)
+    if key == last_key:
         return None
+    if stat.S_ISLNK(st.st_mode):
+        return _Look(key, error=_LINK)
     try:
-        # O_NONBLOCK: a FIFO put in the file's place must not hang the read.
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+        fd = _open(path)
     except FileNotFoundError:
         return _Look(_MISSING)
+    except PauseError as err:
+        return _Look(key, error=err.message)
     except OSError as err:
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
         return _Look(key, error=f"cannot open: {err.strerror}")
     try:
         # Stat before reading: should the file grow while we read, the next look sees a new key.
         st = os.fstat(fd)
-        key = (st.st_mtime_ns, st.st_size, st.st_ino)
-        if not stat.S_ISREG(st.st_mode):
-            kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
-            return _Look(key, error=f"{kind}, not a regular file")
+        key = _key(st)
+        problem = _not_regular(st)
+        if problem is not None:
+            return _Look(key, error=problem)
         try:
             data = _read_at_most(fd, MAX_FILE_BYTES + 1)
         except OSError as err:
@@ -243,6 +271,42 @@ def _look(path: Path, last_key: object) -> _Look | None:
     finally:
         os.close(fd)
     return _Look(key, data=data, mtime=st.st_mtime_ns / 1e9)
+
+
+def _key(st: os.stat_result) -> object:
+    return (st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _open(path: Path) -> int:
+    """Open the file to read, not following a link in its place (PauseError) nor waiting on a FIFO."""
+    try:
+        return os.open(path, _OPEN_FLAGS)
+    except OSError as err:
+        if err.errno == errno.ELOOP:  # what O_NOFOLLOW answers for a link
+            raise PauseError(_LINK) from None
+        raise
+
+
+def _not_regular(st: os.stat_result) -> str | None:
+    """Why what `st` describes is no pause file, or None for a regular file."""
+    if stat.S_ISREG(st.st_mode):
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        return _LINK
+    kind = "a directory" if stat.S_ISDIR(st.st_mode) else "a special file"
+    return f"{kind}, not a regular file"
+
+
+def _read_regular(path: Path) -> bytes:
+    """Up to one byte past MAX_FILE_BYTES of the file; PauseError if it is no regular file."""
+    fd = _open(path)
+    try:
+        problem = _not_regular(os.fstat(fd))
+        if problem is not None:
+            raise PauseError(problem)
+        return _read_at_most(fd, MAX_FILE_BYTES + 1)
+    finally:
+        os.close(fd)
 
 
 def _read_at_most(fd: int, limit: int) -> bytes:
@@ -389,17 +453,15 @@ def clear_pause(
     """Resume `nodes` (all when None) and return the nodes still lent. Blocking.
 
     Removing some nodes needs a readable file with a valid `until`; an expired one is deleted.
+    A link in the file's place is not followed: removing all nodes removes the link itself.
     """
     path = Path(path)
     if nodes is not None:
         try:
-            with open(path, "rb") as f:
-                raw = f.read(MAX_FILE_BYTES + 1)
+            file = decode_pause_file(_read_regular(path))
+            until = _to_datetime(file.until).timestamp()
         except FileNotFoundError:
             return frozenset()
-        try:
-            file = decode_pause_file(raw)
-            until = _to_datetime(file.until).timestamp()
         except PauseError as err:
             raise PauseError(
                 f"cannot resume only some nodes: the pause file is invalid: {err.message}; "
