@@ -18,7 +18,7 @@ from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
 from smemd.paths import default_socket
-from smemd.protocol import Activity, Health, LogLevelReply, Status
+from smemd.protocol import Activity, Health, LogLevelReply, Status, TokenList
 
 EXIT_OK, EXIT_ERROR, EXIT_USAGE, EXIT_NOT_RUNNING = 0, 1, 2, 3
 
@@ -86,6 +86,18 @@ def log_level(client: Client, args: argparse.Namespace, out: TextIO) -> None:
         print(f"{reply.logger}: {reply.previous} -> {reply.level}", file=out)
 
 
+def tokens(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    reply, raw = client.get("/v1/tokens", TokenList)
+    if args.json:
+        echo(raw, out)
+        return
+    rows = [(t.name, t.role, ", ".join(t.namespaces), t.source) for t in reply.tokens]
+    if not rows:
+        print("no tokens: TCP is open to every route but the admin ones", file=out)
+        return
+    print(table(rows, header=("name", "role", "namespaces", "configured in")), file=out)
+
+
 def log_level_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("level", metavar="LEVEL", help="debug, info, warning, error or critical")
     parser.add_argument("--logger", default="smemd", help="which logger (default: smemd)")
@@ -97,6 +109,7 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
     "metrics": (metrics, "Prometheus metrics (--json: a list of samples)", None),
     "activity": (activity, "requests per minute and per-route latency over the last hour", None),
     "log-level": (log_level, "change the daemon's log level", log_level_arguments),
+    "tokens": (tokens, "the API tokens: names, roles and namespaces (never secrets)", None),
     "ingest": (
         ingest.ingest,
         "add files, directories (their text files) or stdin (-) as documents",

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -18,6 +19,7 @@ import msgspec
 from smemd import paths
 from smemd.errors import describe_validation_error
 from smemd.protocol import LogLevel
+from smemd.store.scope import Pattern as ScopePattern
 
 DEFAULT_CONFIG_FILE = Path("/etc/smem/smemd.toml")
 
@@ -51,10 +53,24 @@ class PathsConfig(Section):
     pause_file: str = ""
 
 
+Role = Literal["read", "write", "admin"]
+
+
+class TokenConfig(Section):
+    """`[[api.tokens]]`: a named secret, the namespaces it may touch and what it may do there."""
+
+    name: Annotated[str, msgspec.Meta(pattern=r"^[A-Za-z0-9_.-]{1,64}$")]
+    namespaces: Annotated[list[ScopePattern], msgspec.Meta(min_length=1)]  # names or globs
+    role: Role = "read"
+    token: str = ""  # the secret itself, or:
+    token_file: str = ""  # a file holding it (one line), read at start
+
+
 class ApiConfig(Section):
     listen: str = "127.0.0.1:8900"
-    token: str = ""
-    admin_token: str = ""
+    token: str = ""  # every namespace, every route but the admin ones
+    admin_token: str = ""  # every namespace, every route
+    tokens: list[TokenConfig] = msgspec.field(default_factory=list)
     max_body_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 10
     # A request's store work stops here (503 timed_out); model calls have their own timeouts.
     request_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
@@ -267,7 +283,7 @@ def _with_default_paths(config: Config) -> Config:
 
 
 def _check(config: Config) -> None:
-    """What a type cannot say: well-formed addresses, path limits, unique names."""
+    """What a type cannot say: well-formed addresses, path limits, unique names, tokens."""
     try:
         parse_listen(config.api.listen)
     except ValueError as err:
@@ -278,8 +294,58 @@ def _check(config: Config) -> None:
         )
     if config.fleet.kind == "local" and not config.fleet.local.embed_model:
         raise ConfigError("$.fleet.local.embed-model: the local fleet needs an embedding model")
+    _check_tokens(config.api)
     seen: set[str] = set()
     for i, node in enumerate(config.fleet.nodes):
         if node.id in seen:
             raise ConfigError(f"$.fleet.nodes[{i}].id: duplicate node id {node.id!r}")
         seen.add(node.id)
+
+
+# A bearer token's characters (RFC 6750); anything else could not be sent in a header.
+TOKEN_CHARACTERS = re.compile(r"[A-Za-z0-9._~+/-]+=*")
+RESERVED_NAMES = ("token", "admin-token")  # how `[api] token` and `admin-token` are listed
+
+
+def _check_tokens(api: ApiConfig) -> None:
+    """Each token: one secret (given, or read from its file), well formed, unlike the others."""
+    secrets: dict[str, str] = {}
+    for path, name, secret in (
+        ("$.api.token", "token", api.token),
+        ("$.api.admin-token", "admin-token", api.admin_token),
+    ):
+        if secret:
+            _check_secret(path, secret)
+            secrets[secret] = name
+    names = set(RESERVED_NAMES)
+    for i, entry in enumerate(api.tokens):
+        path = f"$.api.tokens[{i}]"
+        if entry.name in names:
+            raise ConfigError(f"{path}.name: {entry.name!r} is taken")
+        names.add(entry.name)
+        if bool(entry.token) == bool(entry.token_file):
+            raise ConfigError(f"{path}: give exactly one of token and token-file")
+        if entry.token_file:
+            entry.token = _read_secret(f"{path}.token-file", Path(entry.token_file))
+        _check_secret(f"{path}.token", entry.token)
+        if entry.token in secrets:
+            raise ConfigError(f"{path}.token: the same secret as {secrets[entry.token]!r}")
+        secrets[entry.token] = entry.name
+
+
+def _check_secret(path: str, secret: str) -> None:
+    if not TOKEN_CHARACTERS.fullmatch(secret):
+        raise ConfigError(f"{path}: only A-Z a-z 0-9 . _ ~ + / - (then = padding) can be sent")
+
+
+def _read_secret(path: str, file: Path) -> str:
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConfigError(
+            f"{path}: cannot read {file}: {getattr(err, 'strerror', None) or err}"
+        ) from err
+    lines = text.strip().splitlines()
+    if len(lines) != 1:
+        raise ConfigError(f"{path}: {file} must hold the secret on one line")
+    return lines[0].strip()

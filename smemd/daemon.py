@@ -148,6 +148,9 @@ class Daemon:
             task.cancel()
         await asyncio.gather(*self._tasks, return_exceptions=True)
         await self._stack.aclose()
+        # Closed now; and aiohttp caches each application's middleware chain for the process's
+        # life, so a state still holding them would keep the models loaded (in-process tests).
+        self.state.engine = self.state.fleet = None
         if cut:
             log.daemon.warning(
                 "stopped; cancelled %d request(s) still running at the deadline", cut

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from aiohttp import web
 
 from smemd.api import params
+from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import decode, reply
 from smemd.engine.core import Engine
@@ -128,7 +129,7 @@ async def _answer(llm: LaneChatter, messages: list[dict[str, str]]) -> tuple[Cha
 async def _evidence(request: web.Request, body: Compress) -> Evidence:
     if not body.q.strip():
         raise BadRequest("invalid request body", "$.q: must not be blank")
-    namespace = params.namespace_named(body.namespace)
+    namespace = params.body_namespace(request, body.namespace)
     engine = params.engine(request)
     hits = await engine.recall.search(namespace, params.search_query(engine, body.q, body))
     documents = await _documents(engine, hits)
@@ -155,6 +156,14 @@ async def _documents(engine: Engine, hits: list[Hit]) -> dict[str, Document]:
         return await reader.documents_by_id(sorted(wanted))
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_post("/v1/compress", compress_context)
-    router.add_post("/v1/ask", ask)
+ROUTES = [
+    Route(
+        method="POST", path="/v1/compress", handler=compress_context, namespace_from="body",
+        body=Compress, reply=CompressReply,
+        summary="The numbered, bounded evidence a query recalls, for an agent's prompt",
+    ),
+    Route(
+        method="POST", path="/v1/ask", handler=ask, namespace_from="body", body=Ask,
+        reply=AskReply, summary="An answer from the model that cites the evidence it used",
+    ),
+]  # fmt: skip

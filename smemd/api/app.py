@@ -1,4 +1,4 @@
-"""The aiohttp application that both listeners serve."""
+"""The aiohttp application that both listeners serve, built from the route tables."""
 
 from __future__ import annotations
 
@@ -13,11 +13,27 @@ from smemd.api import (
     memories,
     namespaces,
     nodes,
+    openapi,
     recall,
+    status,
 )
 from smemd.api.middleware import authorize, observe, render_errors
-from smemd.api.routes import add_routes
+from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
+
+ROUTES: list[Route] = [
+    *status.ROUTES,
+    *openapi.ROUTES,
+    *documents.ROUTES,
+    *files.ROUTES,
+    *recall.ROUTES,
+    *memories.ROUTES,
+    *namespaces.ROUTES,
+    *answers.ROUTES,
+    *lanes.ROUTES,
+    *nodes.ROUTES,
+    *calibration.ROUTES,
+]
 
 
 def create_app(state: ApiState) -> web.Application:
@@ -26,11 +42,7 @@ def create_app(state: ApiState) -> web.Application:
         client_max_size=state.max_body_bytes,
     )
     app[STATE] = state
-    add_routes(app)
-    for module in (documents, files, recall, memories, namespaces):
-        module.add_routes(app.router)
-    answers.add_routes(app.router)
-    lanes.add_routes(app.router, state.admin_routes)
-    nodes.add_routes(app.router, state.admin_routes)
-    calibration.add_routes(app.router, state.admin_routes)
+    for route in ROUTES:
+        for made in route.register(app.router):
+            state.routes[made] = route
     return app

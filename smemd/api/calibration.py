@@ -7,6 +7,7 @@ from aiohttp import web
 
 from smemd.api import params
 from smemd.api.render import iso
+from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine import calibration as engine_calibration
 from smemd.engine.core import Engine
@@ -21,26 +22,24 @@ from smemd.protocol.calibration import (
     JudgeCalibration,
     Judgement,
     Judgements,
+    JudgementsQuery,
     LabelReply,
     LabelRequest,
 )
-from smemd.store.records import Judged, JudgeKind, Label
+from smemd.store.records import Judged, Label
 
 
 async def judgements(request: web.Request) -> web.Response:
     engine = params.engine(request)
-    kind = request.query.get("kind")
-    if kind is not None and kind not in engine_calibration.KINDS:
-        raise BadRequest(
-            "invalid query parameter", f"?kind: one of {', '.join(engine_calibration.KINDS)}"
-        )
-    namespace = request.query.get("namespace")
-    after = params.query_int(request, "after", 0, 0, 2**53)
-    limit = params.query_int(request, "limit", 100, 1, 1000)
+    query = params.query(request, JudgementsQuery)
+    if query.namespace is not None:
+        params.body_namespace(request, query.namespace, "?namespace")
+    limit = query.limit
     async with engine.store.read() as reader:
         calls = await reader.judgements(
-            msgspec.convert(kind, JudgeKind | None), namespace=namespace, after=after, limit=limit
-        )
+            query.kind, namespace=query.namespace, after=query.after, limit=limit,
+            scope=params.scope(request),
+        )  # fmt: skip
         labels = {lab.subject_id: lab.value for lab in await reader.labels()}
     return reply(
         Judgements(
@@ -53,16 +52,17 @@ async def judgements(request: web.Request) -> web.Response:
 async def label(request: web.Request) -> web.Response:
     body = await decode(request, LabelRequest)
     labels = params.engine(request).labels
+    scope = params.scope(request)
     if body.memory_id is not None and body.type is not None and _only(body, "memory_id", "type"):
-        done = await labels.memory_type(body.memory_id, body.type)
+        done = await labels.memory_type(body.memory_id, body.type, scope)
     elif (
         body.judgement_id is not None
         and body.correct is not None
         and _only(body, "judgement_id", "correct")
     ):
-        done = await labels.call(body.judgement_id, body.correct)
+        done = await labels.call(body.judgement_id, body.correct, scope)
     elif body.link is not None and body.correct is not None and _only(body, "link", "correct"):
-        done = await labels.link(body.link.from_id, body.link.to_id, body.correct)
+        done = await labels.link(body.link.from_id, body.link.to_id, body.correct, scope)
     else:
         raise BadRequest(
             "a label is one of: memoryId and type; judgementId and correct; link and correct",
@@ -149,10 +149,32 @@ def _report(r: engine_calibration.JudgeReport) -> JudgeCalibration:
     )  # fmt: skip
 
 
-def add_routes(router: web.UrlDispatcher, admin: set[web.AbstractRoute]) -> None:
-    router.add_get("/v1/judgements", judgements)
-    router.add_post("/v1/labels", label)
-    router.add_get("/v1/calibration", calibration)
-    admin.add(router.add_post("/v1/calibration/fit", fit))
-    router.add_get("/v1/dreaming", dreaming)
-    admin.add(router.add_post("/v1/dreaming", set_dreaming))
+ROUTES = [
+    Route(
+        method="GET", path="/v1/judgements", handler=judgements, namespace_from="listing",
+        query=JudgementsQuery, reply=Judgements,
+        summary="The judge's calls, oldest first, with their probabilities and labels",
+    ),
+    Route(
+        method="POST", path="/v1/labels", handler=label, role="write", namespace_from="subject",
+        body=LabelRequest, reply=LabelReply, status=201,
+        summary="A person's word: a memory's type, or right/wrong on a judge's call",
+    ),
+    Route(
+        method="GET", path="/v1/calibration", handler=calibration, namespace_from="every",
+        reply=Calibration, summary="Each judge's threshold and its accuracy on the labels",
+    ),
+    Route(
+        method="POST", path="/v1/calibration/fit", handler=fit, role="admin",
+        namespace_from="every", reply=FitReply,
+        summary="Fit each judge's threshold on its labels and redo past calls under it",
+    ),
+    Route(
+        method="GET", path="/v1/dreaming", handler=dreaming, reply=Dreaming,
+        summary="Dreaming's state, backlog and progress",
+    ),
+    Route(
+        method="POST", path="/v1/dreaming", handler=set_dreaming, role="admin",
+        body=DreamingChange, reply=Dreaming, summary="Switch dreaming on or off",
+    ),
+]  # fmt: skip

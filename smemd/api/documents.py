@@ -5,6 +5,7 @@ from __future__ import annotations
 from aiohttp import web
 
 from smemd.api import params, render
+from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.documents import DocumentChange, NewDocument
 from smemd.errors import SmemError
@@ -16,6 +17,9 @@ from smemd.protocol.memory import (
     BatchResult,
     DeleteIds,
     DeleteResult,
+    DocumentOut,
+    DocumentQuery,
+    DocumentRef,
     IdError,
     Metadata,
     UpdateDocument,
@@ -70,7 +74,7 @@ async def add_batch(request: web.Request) -> web.Response:
 
 async def get(request: web.Request) -> web.Response:
     ns = params.namespace(request)
-    include = params.query_list(request, "include", ("chunks", "memories"))
+    include = params.query(request, DocumentQuery).include
     engine = params.engine(request)
     doc = await engine.documents.get(ns, request.match_info["id"])
     out = render.document(doc)
@@ -107,9 +111,30 @@ async def delete(request: web.Request) -> web.Response:
     return reply(DeleteResult(count=count, errors=[IdError(id=i, error=e) for i, e in errors]))
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_post("/ns/{ns}/document", add)
-    router.add_post("/ns/{ns}/document/batch", add_batch)
-    router.add_get("/ns/{ns}/document/{id}", get)
-    router.add_patch("/ns/{ns}/document/{id}", update)
-    router.add_delete("/ns/{ns}/document", delete)
+ROUTES = [
+    Route(
+        method="POST", path="/ns/{ns}/document", handler=add, role="write", namespace_from="path",
+        body=AddDocument, reply=DocumentRef,
+        summary="Add a document; it is stored with its ingest job before the reply",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/document/batch", handler=add_batch, role="write",
+        namespace_from="path", body=BatchAdd, reply=BatchAddResult,
+        summary="Add up to 600 documents; the reply says which were accepted",
+    ),
+    Route(
+        method="GET", path="/ns/{ns}/document/{id}", handler=get, namespace_from="path",
+        query=DocumentQuery, reply=DocumentOut,
+        summary="A document by smem's id or yours, with its chunks and memories on request",
+    ),
+    Route(
+        method="PATCH", path="/ns/{ns}/document/{id}", handler=update, role="write",
+        namespace_from="path", body=UpdateDocument, reply=DocumentRef,
+        summary="Change a document; new content is a new revision, ingested again",
+    ),
+    Route(
+        method="DELETE", path="/ns/{ns}/document", handler=delete, role="write",
+        namespace_from="path", body=DeleteIds, reply=DeleteResult,
+        summary="Hard-delete documents, their chunks and the memories only they support",
+    ),
+]  # fmt: skip

@@ -9,23 +9,14 @@ from aiohttp import web
 
 from smemd.api import params, render
 from smemd.api.forms import Part, read_form
+from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import check_depth, reply
 from smemd.engine.documents import DocumentChange, NewDocument, TaskType
 from smemd.errors import BadRequest, SmemError
-from smemd.protocol.memory import Metadata
+from smemd.protocol.memory import DocumentRef, FileForm, Metadata
 
-FIELDS = (
-    "file",
-    "supportingContext",
-    "metadata",
-    "group",
-    "date",
-    "taskType",
-    "dreaming",
-    "fileType",
-    "mimeType",
-)
+FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(FileForm))
 
 
 class UnsupportedMedia(SmemError):
@@ -82,6 +73,15 @@ async def upload(request: web.Request) -> web.Response:
     return reply(render.document_ref(doc))
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_post("/ns/{ns}/document/file", upload)
-    router.add_post("/ns/{ns}/document/file/{id}", upload)
+ROUTES = [
+    Route(
+        method="POST", path="/ns/{ns}/document/file", handler=upload, role="write",
+        namespace_from="path", form=FileForm, reply=DocumentRef,
+        summary="Add a document from an uploaded file",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/document/file/{id}", handler=upload, role="write",
+        namespace_from="path", form=FileForm, reply=DocumentRef,
+        summary="Replace a document's content with an uploaded file",
+    ),
+]  # fmt: skip

@@ -10,6 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 from aiohttp import web
 
+from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.errors import BadRequest, Conflict
@@ -145,7 +146,17 @@ async def resume(request: web.Request) -> web.Response:
     return reply(PauseReply(pause=_pause_view(fleet.pauses.active())))
 
 
-def add_routes(router: web.UrlDispatcher, admin: set[web.AbstractRoute]) -> None:
-    router.add_get("/v1/lanes", lanes)
-    admin.add(router.add_post("/v1/pause", pause))
-    admin.add(router.add_delete("/v1/pause", resume))
+ROUTES = [
+    Route(
+        method="GET", path="/v1/lanes", handler=lanes, reply=Lanes,
+        summary="The fleet's nodes by lane, the pause in force and any pause error",
+    ),
+    Route(
+        method="POST", path="/v1/pause", handler=pause, role="admin", body=PauseRequest,
+        reply=PauseReply, summary="Lend nodes to the render farm until an instant or for a while",
+    ),
+    Route(
+        method="DELETE", path="/v1/pause", handler=resume, role="admin", body=ResumeRequest,
+        body_optional=True, reply=PauseReply, summary="Take lent nodes back (all, or some)",
+    ),
+]  # fmt: skip

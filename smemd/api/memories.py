@@ -7,6 +7,7 @@ import time
 from aiohttp import web
 
 from smemd.api import params, render
+from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.memories import Forgotten
 from smemd.errors import BadRequest
@@ -19,6 +20,8 @@ from smemd.protocol.memory import (
     Included,
     MemoryDetails,
     MemoryMatch,
+    MemoryOut,
+    MemoryQuery,
     UpdateMemory,
 )
 
@@ -53,8 +56,8 @@ async def forget_matching(request: web.Request) -> web.Response:
 
 async def get(request: web.Request) -> web.Response:
     ns = params.namespace(request)
-    include = params.query_list(request, "include", ("related", "documents"))
-    related_limit = params.query_int(request, "relatedLimit", 5, 1, 100)
+    query = params.query(request, MemoryQuery)
+    include, related_limit = query.include, query.related_limit
     engine = params.engine(request)
     memory = await engine.memories.get(ns, request.match_info["id"])
     fields = {
@@ -104,10 +107,33 @@ async def restore(request: web.Request) -> web.Response:
     return reply(render.memory(memory, time.time()))
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_delete("/ns/{ns}/memories", forget)
-    router.add_delete("/ns/{ns}/memories/semantic", forget_matching)
-    router.add_get("/ns/{ns}/memories/{id}", get)
-    router.add_patch("/ns/{ns}/memories/{id}", update)
-    router.add_get("/ns/{ns}/memories/{id}/history", history)
-    router.add_post("/ns/{ns}/memories/{id}/restore", restore)
+ROUTES = [
+    Route(
+        method="DELETE", path="/ns/{ns}/memories", handler=forget, role="write",
+        namespace_from="path", body=ForgetIds, reply=ForgetResult,
+        summary="Forget memories by id: soft, kept for audit, out of recall",
+    ),
+    Route(
+        method="DELETE", path="/ns/{ns}/memories/semantic", handler=forget_matching,
+        role="write", namespace_from="path", body=ForgetQuery, reply=ForgetResult,
+        summary="Forget the memories a query selects (or, with dryRun, show them)",
+    ),
+    Route(
+        method="GET", path="/ns/{ns}/memories/{id}", handler=get, namespace_from="path",
+        query=MemoryQuery, reply=MemoryDetails,
+        summary="A memory, with its relations and document on request",
+    ),
+    Route(
+        method="PATCH", path="/ns/{ns}/memories/{id}", handler=update, role="write",
+        namespace_from="path", body=UpdateMemory, reply=MemoryOut,
+        summary="New text for a memory (a new version), an expiry, or both",
+    ),
+    Route(
+        method="GET", path="/ns/{ns}/memories/{id}/history", handler=history,
+        namespace_from="path", reply=History, summary="Every version of a memory, oldest first",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/memories/{id}/restore", handler=restore, role="write",
+        namespace_from="path", reply=MemoryOut, summary="Undo a forget",
+    ),
+]  # fmt: skip

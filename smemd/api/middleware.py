@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import hmac
 import re
 import socket
 import time
@@ -14,6 +13,9 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from smemd import log
+from smemd.api import params
+from smemd.api.access import ANONYMOUS, PRINCIPAL, PUBLIC, SOCKET, Principal, Tokens
+from smemd.api.route import Route, allows
 from smemd.api.state import STATE
 from smemd.api.wire import error_reply
 from smemd.errors import Forbidden, SmemError, Unauthorized
@@ -119,23 +121,40 @@ def _http_exception_reply(request: web.Request, exc: web.HTTPException) -> web.R
 
 @web.middleware
 async def authorize(request: web.Request, handler: Handler) -> web.StreamResponse:
-    """TCP needs the token when one is set; admin routes need the socket or the admin token."""
-    if is_local(request):
-        return await handler(request)
+    """Who calls (the socket, a token, or nobody), and whether the route lets them."""
     state = request.app[STATE]
-    api = state.config.api
-    presented = _bearer(request)
-    is_admin = _matches(presented, api.admin_token)
-    if request.match_info.route in state.admin_routes:
-        if not is_admin:
-            raise Forbidden("admin route", "use the Unix socket, or send the admin token on TCP")
-    elif (
-        api.token
-        and request.path != "/v1/health"
-        and not (is_admin or _matches(presented, api.token))
-    ):
-        raise Unauthorized("missing or wrong token", "send Authorization: Bearer <token>")
+    route = state.routes.get(request.match_info.route)  # None: no route, or one a test added
+    caller = request[PRINCIPAL] = _caller(request, state.tokens, route)
+    if route is not None:
+        _check(route, caller, request)
     return await handler(request)
+
+
+def _caller(request: web.Request, tokens: Tokens, route: Route | None) -> Principal:
+    if is_local(request):
+        return SOCKET
+    found = tokens.find(_bearer(request))
+    if found is not None:
+        return found
+    if route is not None and route.public:
+        return PUBLIC
+    if tokens.required:
+        raise Unauthorized("missing or wrong token", "send Authorization: Bearer <token>")
+    return ANONYMOUS
+
+
+def _check(route: Route, caller: Principal, request: web.Request) -> None:
+    if not allows(caller.role, route.role):
+        if route.role == "admin":
+            raise Forbidden("admin route", "use the Unix socket, or a token with role admin")
+        raise Forbidden(f"needs role {route.role}", f"token {caller.name!r} has role {caller.role}")
+    if route.namespace_from == "path":
+        params.check_sees(request, request.match_info.get("ns", ""))
+    elif route.namespace_from == "every" and not caller.scope.is_every:
+        raise Forbidden(
+            "route spans every namespace",
+            f"token {caller.name!r} is limited to some; use one for every namespace",
+        )
 
 
 def _bearer(request: web.Request) -> str:
@@ -145,7 +164,3 @@ def _bearer(request: web.Request) -> str:
     if scheme.lower() != "bearer" or not _TOKEN68.fullmatch(credentials):
         return ""
     return credentials
-
-
-def _matches(presented: str, expected: str) -> bool:
-    return bool(expected) and hmac.compare_digest(presented.encode(), expected.encode())

@@ -5,23 +5,31 @@ from __future__ import annotations
 from aiohttp import web
 
 from smemd.api import params, render
+from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.ids import now
 from smemd.errors import NotFound
-from smemd.protocol.memory import Jobs, NamespaceDetails, NamespaceList, System, UpdateNamespace
+from smemd.protocol.memory import (
+    Jobs,
+    JobsQuery,
+    NamespaceDetails,
+    NamespaceList,
+    NamespacesQuery,
+    System,
+    UpdateNamespace,
+)
 from smemd.store.records import Namespace
 
 
 async def list_namespaces(request: web.Request) -> web.Response:
-    page = params.query_int(request, "page", 1, 1, 1_000_000)
-    limit = params.query_int(request, "limit", 10, 1, 100)
+    query = params.query(request, NamespacesQuery)
     rows, total = await params.engine(request).namespaces(
-        page=page, limit=limit, contains=request.query.get("q", "")
+        page=query.page, limit=query.limit, contains=query.q, scope=params.scope(request)
     )
     return reply(
         NamespaceList(
             namespaces=[render.namespace(ns) for ns in rows],
-            pagination=render.pagination(page, limit, total),
+            pagination=render.pagination(query.page, query.limit, total),
         )
     )
 
@@ -58,15 +66,35 @@ async def update(request: web.Request) -> web.Response:
 
 
 async def jobs(request: web.Request) -> web.Response:
-    limit = params.query_int(request, "limit", 50, 1, 1000)
-    ns = request.query.get("namespace")
-    rows, counts = await params.engine(request).jobs(limit, ns)
+    query = params.query(request, JobsQuery)
+    if query.namespace is not None:
+        params.body_namespace(request, query.namespace, "?namespace")
+    rows, counts = await params.engine(request).jobs(
+        query.limit, query.namespace, scope=params.scope(request)
+    )
     return reply(Jobs(jobs=[render.job(j) for j in rows], counts=counts))
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_get("/ns", list_namespaces)
-    router.add_get("/namespaces", list_namespaces)
-    router.add_get("/ns/{ns}", get)
-    router.add_patch("/ns/{ns}", update)
-    router.add_get("/v1/jobs", jobs)
+ROUTES = [
+    Route(
+        method="GET", path="/ns", handler=list_namespaces, namespace_from="listing",
+        query=NamespacesQuery, reply=NamespaceList, summary="Namespaces with their counts",
+    ),
+    Route(
+        method="GET", path="/namespaces", handler=list_namespaces, namespace_from="listing",
+        query=NamespacesQuery, reply=NamespaceList, summary="Namespaces with their counts (alias)",
+    ),
+    Route(
+        method="GET", path="/ns/{ns}", handler=get, namespace_from="path",
+        reply=NamespaceDetails, summary="A namespace, its supporting context and counts",
+    ),
+    Route(
+        method="PATCH", path="/ns/{ns}", handler=update, role="write", namespace_from="path",
+        body=UpdateNamespace, reply=NamespaceDetails,
+        summary="Set a namespace's supporting context (making the namespace if need be)",
+    ),
+    Route(
+        method="GET", path="/v1/jobs", handler=jobs, namespace_from="listing", query=JobsQuery,
+        reply=Jobs, summary="Recent ingest jobs and the count in each phase",
+    ),
+]  # fmt: skip

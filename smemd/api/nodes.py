@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from smemd import instants
+from smemd.api import params
+from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import reply
 from smemd.cards.cards import Cards
@@ -21,7 +23,15 @@ from smemd.cards.manager import CardManager
 from smemd.cards.telemetry import Sample as TelemetrySample
 from smemd.errors import BadRequest, Conflict, NotFound
 from smemd.fleet.pool import Node
-from smemd.protocol.cards import ActionReply, Card, NodeInfo, Nodes, Sample, Telemetry
+from smemd.protocol.cards import (
+    ActionReply,
+    Card,
+    NodeInfo,
+    Nodes,
+    Sample,
+    Telemetry,
+    TelemetryQuery,
+)
 from smemd.protocol.cards import Cards as CardsReply
 
 ACTIONS = ("boot", "reboot", "poweroff", "reset")
@@ -104,10 +114,10 @@ def _sample(sample: TelemetrySample) -> Sample:
 
 async def telemetry(request: web.Request) -> web.Response:
     cards, manager = _cards(request)
-    node = request.query.get("node", "")
+    query = params.query(request, TelemetryQuery)
+    node, raw_since = query.node, query.since
     if node not in {v.id for v in manager.nodes()}:
         raise BadRequest("invalid query", f"node: expected one of the card nodes, got {node!r}")
-    raw_since = request.query.get("since", "0")
     try:
         since = float(raw_since)
     except ValueError:
@@ -141,9 +151,26 @@ async def card_reset(request: web.Request) -> web.Response:
     return reply(ActionReply(action="reset", nodes=members), status=202)
 
 
-def add_routes(router: web.UrlDispatcher, admin: set[web.AbstractRoute]) -> None:
-    router.add_get("/v1/nodes", nodes)
-    router.add_get("/v1/cards", cards)
-    router.add_get("/v1/telemetry", telemetry)
-    admin.add(router.add_post("/v1/nodes/{node}/{action}", node_action))
-    admin.add(router.add_post("/v1/cards/{card}/reset", card_reset))
+ROUTES = [
+    Route(
+        method="GET", path="/v1/nodes", handler=nodes, reply=Nodes,
+        summary="Every node: lanes, roles, state, health, calls in flight; on cards, telemetry",
+    ),
+    Route(
+        method="GET", path="/v1/cards", handler=cards, reply=CardsReply,
+        summary="Each VCA card with its nodes' states",
+    ),
+    Route(
+        method="GET", path="/v1/telemetry", handler=telemetry, query=TelemetryQuery,
+        reply=Telemetry, summary="A card node's temperature and memory samples of the last hour",
+    ),
+    Route(
+        method="POST", path="/v1/nodes/{node}/{action}",
+        handler=node_action, role="admin", reply=ActionReply, status=202,
+        summary="Start an action on a card node; its state tells how it goes",
+    ),
+    Route(
+        method="POST", path="/v1/cards/{card}/reset", handler=card_reset, role="admin",
+        reply=ActionReply, status=202, summary="Reset every node of a card, then bring them up",
+    ),
+]  # fmt: skip

@@ -2,19 +2,24 @@
 
 from __future__ import annotations
 
-import re
 import time
-from typing import Any, Protocol
+from types import UnionType
+from typing import Annotated, Any, Protocol, TypeVar, Union, get_args, get_origin
 
+import msgspec
 from aiohttp import web
 
 from smemd import instants
+from smemd.api import access
 from smemd.api.state import STATE
 from smemd.engine.core import Engine
 from smemd.engine.filters import Filter, FilterError, parse_filter
 from smemd.engine.recall import Mode, Query
-from smemd.errors import BadRequest, Unavailable
+from smemd.errors import BadRequest, Forbidden, Unavailable, describe_validation_error
 from smemd.protocol.memory import check_namespace
+from smemd.store.scope import Scope
+
+Q = TypeVar("Q", bound=msgspec.Struct)
 
 
 def engine(request: web.Request) -> Engine:
@@ -25,6 +30,7 @@ def engine(request: web.Request) -> Engine:
 
 
 def namespace(request: web.Request) -> str:
+    """The path's namespace (the authorize middleware has checked the token may touch it)."""
     return namespace_named(request.match_info["ns"])
 
 
@@ -36,39 +42,47 @@ def namespace_named(name: str, path: str = "$.namespace") -> str:
         raise BadRequest("invalid namespace", f"{path}: {err}") from None
 
 
-def query_int(request: web.Request, name: str, default: int, low: int, high: int) -> int:
-    text = request.query.get(name)
-    if text is None:
-        return default
-    if not re.fullmatch(r"\d{1,9}", text) or not low <= int(text) <= high:
-        raise BadRequest(
-            "invalid query parameter",
-            f"?{name}: expected an integer in {low}..{high}, got {text!r}",
+def body_namespace(request: web.Request, name: str, path: str = "$.namespace") -> str:
+    """A namespace named in the body: checked whole, and within the caller's namespaces."""
+    name = namespace_named(name, path)
+    check_sees(request, name)
+    return name
+
+
+def scope(request: web.Request) -> Scope:
+    """The namespaces the caller may see."""
+    return access.principal(request).scope
+
+
+def check_sees(request: web.Request, name: str) -> None:
+    caller = access.principal(request)
+    if not caller.scope.sees(name):
+        raise Forbidden(
+            "namespace outside the token's", f"token {caller.name!r} may not use {name[:100]!r}"
         )
-    return int(text)
 
 
-def query_choice(request: web.Request, name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = request.query.get(name, default)
-    if value not in choices:
-        raise BadRequest(
-            "invalid query parameter",
-            f"?{name}: expected one of {', '.join(choices)}, got {value!r}",
-        )
-    return value
-
-
-def query_list(request: web.Request, name: str, choices: tuple[str, ...]) -> set[str]:
-    """`?include=a&include=b` and `?include=a,b` alike."""
-    values = {
-        v.strip() for raw in request.query.getall(name, []) for v in raw.split(",") if v.strip()
-    }
-    unknown = values - set(choices)
-    if unknown:
-        raise BadRequest(
-            "invalid query parameter", f"?{name}: unknown {', '.join(sorted(unknown))}"
-        )
-    return values
+def query(request: web.Request, type_: type[Q]) -> Q:
+    """The query string as `type_` (a protocol Query): a list takes `?a=x&a=y` and `?a=x,y`."""
+    raw: dict[str, Any] = {}
+    for field in msgspec.structs.fields(type_):
+        name = field.encode_name
+        if name not in request.query:
+            continue
+        if _is_list(field.type):
+            raw[name] = [
+                v.strip()
+                for text in request.query.getall(name)
+                for v in text.split(",")
+                if v.strip()
+            ]
+        else:
+            raw[name] = request.query[name]
+    try:
+        return msgspec.convert(raw, type_, strict=False)
+    except msgspec.ValidationError as err:
+        detail = describe_validation_error(err)
+        raise BadRequest("invalid query parameter", "?" + detail.removeprefix("$.")) from None
 
 
 def timestamp(value: str | None, path: str) -> float | None:
@@ -124,3 +138,12 @@ def search_query(
         half_life_days=engine.config.half_life_days if half_life is None else half_life,
         include_forgotten=include_forgotten, rerank=options.rerank != "none",
     )  # fmt: skip
+
+
+def _is_list(type_: Any) -> bool:
+    """Whether a query field takes several values: a list, maybe Annotated or optional."""
+    while get_origin(type_) is Annotated:
+        type_ = get_args(type_)[0]
+    if get_origin(type_) in (Union, UnionType):
+        return any(_is_list(t) for t in get_args(type_))
+    return get_origin(type_) is list

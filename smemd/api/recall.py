@@ -7,6 +7,7 @@ import time
 from aiohttp import web
 
 from smemd.api import params, render
+from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.recall import Hit
 from smemd.errors import BadRequest
@@ -14,6 +15,7 @@ from smemd.protocol.memory import (
     Fact,
     Included,
     ListBody,
+    ListQuery,
     ListResponse,
     Profile,
     ProfileBody,
@@ -85,13 +87,10 @@ async def profile(request: web.Request) -> web.Response:
 async def list_items(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     kind = request.match_info["type"]
-    page = params.query_int(request, "page", 1, 1, 1_000_000)
-    limit = params.query_int(request, "limit", 10, 1, 100)
-    sorts = (
-        ("createdAt", "updatedAt", "position") if kind == "chunks" else ("createdAt", "updatedAt")
-    )
-    sort = params.query_choice(request, "sort", "createdAt", sorts)
-    order = params.query_choice(request, "order", "desc", ("asc", "desc"))
+    query = params.query(request, ListQuery)
+    page, limit, sort, order = query.page, query.limit, query.sort, query.order
+    if sort == "position" and kind != "chunks":
+        raise BadRequest("invalid query parameter", "?sort: position sorts chunks only")
     body = await decode(request, ListBody) if await request.read() else ListBody()
     filter = params.filter_of(body.filter)
     engine = params.engine(request)
@@ -131,7 +130,20 @@ async def _memory_counts(request: web.Request, document_ids: list[str]) -> dict[
         return {d: len(await reader.memories_of_document(d)) for d in document_ids}
 
 
-def add_routes(router: web.UrlDispatcher) -> None:
-    router.add_post("/ns/{ns}/search", search)
-    router.add_post("/ns/{ns}/profile", profile)
-    router.add_post("/ns/{ns}/list/{type:documents|chunks|memories}", list_items)
+ROUTES = [
+    Route(
+        method="POST", path="/ns/{ns}/search", handler=search, namespace_from="path",
+        body=Search, reply=SearchResponse,
+        summary="Hybrid recall over memories and chunks: vectors and BM25, fused",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/profile", handler=profile, namespace_from="path",
+        body=Profile, body_optional=True, reply=ProfileResponse,
+        summary="Who the memories say the user is (static) and what is going on now (dynamic)",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/list/{type:documents|chunks|memories}", handler=list_items,
+        namespace_from="path", body=ListBody, body_optional=True, query=ListQuery,
+        reply=ListResponse, summary="A page of documents, chunks or memories, with a filter",
+    ),
+]  # fmt: skip

@@ -9,8 +9,10 @@ from dataclasses import dataclass, field
 
 from aiohttp import web
 
+from smemd.api.access import Tokens
 from smemd.api.activity import Activity
 from smemd.api.metrics import Metrics
+from smemd.api.route import Route
 from smemd.config import Config
 from smemd.engine.core import Engine
 from smemd.fleet.fleet import Fleet
@@ -28,9 +30,16 @@ class ApiState:
     activity: Activity = field(default_factory=Activity)
     # Handler tasks still running, so shutdown can cut them at its deadline and say how many.
     in_flight: set[asyncio.Task[object]] = field(default_factory=set)
-    admin_routes: set[web.AbstractRoute] = field(default_factory=set)
+    # What each registered route is (role, namespace, types): authorize and OpenAPI read it.
+    routes: dict[web.AbstractRoute, Route] = field(default_factory=dict)
+    openapi: bytes | None = None  # the OpenAPI document, made on first request
     engine: Engine | None = None  # set once the store is open
     fleet: Fleet | None = None
+
+    tokens: Tokens = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = Tokens(self.config.api)
 
     @property
     def max_body_bytes(self) -> int:

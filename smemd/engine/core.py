@@ -23,6 +23,7 @@ from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace
+from smemd.store.scope import EVERY, Scope
 
 log = logging.getLogger("smemd.engine")
 
@@ -108,23 +109,26 @@ class Engine:
         await self.store.close()
 
     async def namespaces(
-        self, *, page: int, limit: int, contains: str = ""
+        self, *, page: int, limit: int, contains: str = "", scope: Scope = EVERY
     ) -> tuple[list[Namespace], int]:
         async with self.store.scan(EVERY_NAMESPACE) as reader:
             rows = await reader.namespaces(
-                contains=contains, limit=limit, offset=(page - 1) * limit
+                contains=contains, scope=scope, limit=limit, offset=(page - 1) * limit
             )
-            return rows, await reader.count_namespaces(contains)
+            return rows, await reader.count_namespaces(contains, scope)
 
     async def namespace(self, name: str) -> Namespace | None:
         async with self.store.read() as reader:
             return await reader.namespace(name)
 
     async def jobs(
-        self, limit: int = 50, namespace: str | None = None
+        self, limit: int = 50, namespace: str | None = None, scope: Scope = EVERY
     ) -> tuple[list[Job], dict[str, int]]:
         async with self.store.scan(namespace or EVERY_NAMESPACE) as reader:
-            return await reader.recent_jobs(limit, namespace), await reader.job_counts(namespace)
+            return (
+                await reader.recent_jobs(limit, namespace, scope),
+                await reader.job_counts(namespace, scope),
+            )
 
     async def wait_idle(self) -> None:
         """Until no job is open (tests and benchmarks use this)."""

@@ -15,30 +15,35 @@ from smemd.engine.ids import now
 from smemd.errors import BadRequest, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Judged, Label, MemoryType
+from smemd.store.scope import EVERY, Scope
 
 
 class Labels:
     def __init__(self, store: Store) -> None:
         self.store = store
 
-    async def memory_type(self, memory_id: str, memory_type: MemoryType) -> Label:
+    async def memory_type(
+        self, memory_id: str, memory_type: MemoryType, scope: Scope = EVERY
+    ) -> Label:
+        """Outside `scope` a memory is as unknown as one that does not exist (so for each)."""
         async with self.store.write() as writer:
-            if not await writer.memories_by_id([memory_id]):
+            found = await writer.memories_by_id([memory_id])
+            if not found or not scope.sees(found[0].namespace):
                 raise NotFound(f"no memory {memory_id}")
             await writer.set_type(memory_id, memory_type, "label", now())
             return await _put(writer, "type", memory_id, memory_type)
 
-    async def call(self, judgement_id: str, correct: bool) -> Label:
+    async def call(self, judgement_id: str, correct: bool, scope: Scope = EVERY) -> Label:
         async with self.store.write() as writer:
             call = await writer.judgement(judgement_id)
-            if call is None:
+            if call is None or not scope.sees(call.namespace):
                 raise NotFound(f"no judgement {judgement_id}")
             return await _grade(writer, call, correct)
 
-    async def link(self, from_id: str, to_id: str, correct: bool) -> Label:
+    async def link(self, from_id: str, to_id: str, correct: bool, scope: Scope = EVERY) -> Label:
         async with self.store.write() as writer:
             call = await writer.link_judgement(from_id, to_id)
-            if call is None:
+            if call is None or not scope.sees(call.namespace):
                 raise NotFound(f"no judge call proposed that {from_id} extends {to_id}")
             return await _grade(writer, call, correct)
 

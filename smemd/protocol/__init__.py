@@ -17,6 +17,10 @@ class Request(msgspec.Struct, kw_only=True, forbid_unknown_fields=True, rename="
     """Base of request bodies."""
 
 
+class Query(msgspec.Struct, kw_only=True, rename="camel"):
+    """Base of a route's query parameters: values arrive as text, unknown names are ignored."""
+
+
 class Reply(msgspec.Struct, kw_only=True, rename="camel"):
     """Base of reply bodies; lenient so an older smemctl can read a newer daemon."""
 
@@ -152,7 +156,7 @@ class PauseRequest(Request):
     by: PauseBy = ""
     reason: PauseReason = ""
     wait: bool = False  # answer once the nodes have no call in flight
-    timeout_s: float = 300.0
+    timeout_s: Annotated[float, msgspec.Meta(ge=0, le=3600)] = 300.0
 
 
 class ResumeRequest(Request):
@@ -162,3 +166,16 @@ class ResumeRequest(Request):
 class PauseReply(Reply):
     pause: ActivePause | None
     drained: bool | None = None  # with `wait`: whether the nodes drained before the timeout
+
+
+class TokenInfo(Reply):
+    """A configured token as `GET /v1/tokens` shows it: never its secret."""
+
+    name: str
+    role: str
+    namespaces: list[str]  # names or globs; ["*"]: every namespace
+    source: str  # where it is configured
+
+
+class TokenList(Reply):
+    tokens: list[TokenInfo]

@@ -7,11 +7,18 @@ from typing import Annotated, Literal
 
 import msgspec
 
-from smemd.protocol import Reply, Request
+from smemd.protocol import Query, Reply, Request
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
 MemoryType = Literal["fact", "preference", "episode"]
 JudgeKind = Literal["reconcile", "type", "link"]
+
+
+class JudgementsQuery(Query):
+    kind: JudgeKind | None = None
+    namespace: str | None = None
+    after: Annotated[int, msgspec.Meta(ge=0, le=2**53)] = 0  # the last `seq` seen: pages on
+    limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 100
 
 
 class LinkRef(Request):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
 import msgspec
 
-from smemd.protocol import Reply
+from smemd.protocol import Query, Reply
 
 NodeAction = Literal["boot", "reboot", "poweroff", "reset"]
 
@@ -64,6 +64,11 @@ class Sample(Reply):
 class Telemetry(Reply):
     node: str
     samples: list[Sample]
+
+
+class TelemetryQuery(Query):
+    node: Annotated[str, msgspec.Meta(max_length=32)] = ""
+    since: Annotated[str, msgspec.Meta(max_length=64)] = "0"  # epoch seconds, or ISO-8601
 
 
 class ActionReply(Reply):

@@ -11,7 +11,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from smemd.protocol import Reply, Request
+from smemd.protocol import Query, Reply, Request
 
 # SQLite's JSON functions stop at U+0000, so metadata strings may not hold it (filters would lie).
 Text = Annotated[str, msgspec.Meta(pattern=r"^[^\x00]*$")]
@@ -151,6 +151,53 @@ class UpdateMemory(Request):
 
 class UpdateNamespace(Request):
     supporting_context: SupportingContext | None = None
+
+
+class FileForm(Request):
+    """The fields of a multipart upload (`POST /ns/{ns}/document/file`): the file, and text
+    fields that say what `AddDocument` would (`metadata` and `group` as JSON)."""
+
+    file: bytes
+    metadata: str | None = None
+    group: str | None = None
+    date: str | None = None
+    task_type: Literal["memory", "superrag"] | None = None
+    supporting_context: str | None = None
+    dreaming: str | None = None
+    file_type: str | None = None
+    mime_type: str | None = None
+
+
+# --- query parameters -------------------------------------------------------------------------
+
+Page = Annotated[int, msgspec.Meta(ge=1, le=1_000_000)]
+
+
+class DocumentQuery(Query):
+    include: list[Literal["chunks", "memories"]] = msgspec.field(default_factory=list)
+
+
+class MemoryQuery(Query):
+    include: list[Literal["related", "documents"]] = msgspec.field(default_factory=list)
+    related_limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 5
+
+
+class ListQuery(Query):
+    page: Page = 1
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+    sort: Literal["createdAt", "updatedAt", "position"] = "createdAt"  # position: chunks only
+    order: Literal["asc", "desc"] = "desc"
+
+
+class NamespacesQuery(Query):
+    page: Page = 1
+    limit: Annotated[int, msgspec.Meta(ge=1, le=100)] = 10
+    q: Annotated[str, msgspec.Meta(max_length=100)] = ""  # names that contain it
+
+
+class JobsQuery(Query):
+    limit: Annotated[int, msgspec.Meta(ge=1, le=1000)] = 50
+    namespace: str | None = None
 
 
 # --- replies ----------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from smemd.store.rows import (
     to_record,
     to_records,
 )
+from smemd.store.scope import EVERY, Scope
 from smemd.store.vectors import from_blob, to_blob
 
 
@@ -35,11 +36,14 @@ class DocumentReads:
         return rows[0] if rows else None
 
     async def namespaces(
-        self, *, name: str | None = None, contains: str = "", limit: int, offset: int
-    ) -> list[Namespace]:
-        where, params = (
-            ("n.name = ?", [name]) if name is not None else ("instr(n.name, ?) > 0", [contains])
-        )
+        self, *, name: str | None = None, contains: str = "", scope: Scope = EVERY, limit: int,
+        offset: int,
+    ) -> list[Namespace]:  # fmt: skip
+        visible, params = scope.where("n.name")
+        if name is not None:
+            where, params = f"n.name = ? AND {visible}", [name, *params]
+        else:
+            where, params = f"instr(n.name, ?) > 0 AND {visible}", [contains, *params]
         sql = f"""
             SELECT n.name, n.supporting_context, n.created_at, n.updated_at,
                 (SELECT count(*) FROM documents d WHERE d.namespace = n.name),
@@ -59,9 +63,11 @@ class DocumentReads:
             for r in rows
         ]
 
-    async def count_namespaces(self, contains: str = "") -> int:
+    async def count_namespaces(self, contains: str = "", scope: Scope = EVERY) -> int:
+        visible, params = scope.where("name")
         rows = await self.db.execute_fetchall(
-            "SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0", [contains]
+            f"SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0 AND {visible}",
+            [contains, *params],
         )
         return int(next(iter(rows))[0])
 
@@ -182,18 +188,26 @@ class DocumentReads:
         )
         return to_records(Job, list(rows))
 
-    async def recent_jobs(self, limit: int, namespace: str | None = None) -> list[Job]:
-        where, params = ("namespace = ?", [namespace]) if namespace else ("1", [])
+    async def recent_jobs(
+        self, limit: int, namespace: str | None = None, scope: Scope = EVERY
+    ) -> list[Job]:
+        where, params = scope.where("namespace")
+        if namespace:
+            where, params = f"{where} AND namespace = ?", [*params, namespace]
         rows = await self.db.execute_fetchall(
             f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq DESC LIMIT ?",
             [*params, limit],
         )
         return to_records(Job, list(rows))
 
-    async def job_counts(self, namespace: str | None = None) -> dict[str, int]:
-        where, params = ("WHERE namespace = ?", [namespace]) if namespace else ("", [])
+    async def job_counts(
+        self, namespace: str | None = None, scope: Scope = EVERY
+    ) -> dict[str, int]:
+        where, params = scope.where("namespace")
+        if namespace:
+            where, params = f"{where} AND namespace = ?", [*params, namespace]
         rows = await self.db.execute_fetchall(
-            f"SELECT phase, count(*) FROM jobs {where} GROUP BY phase", params
+            f"SELECT phase, count(*) FROM jobs WHERE {where} GROUP BY phase", params
         )
         return {r[0]: r[1] for r in rows}
 

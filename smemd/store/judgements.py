@@ -11,6 +11,7 @@ import numpy as np
 
 from smemd.store.records import Judged, JudgeKind, Label, Memory, MemoryType, RelationKind, TypedBy
 from smemd.store.rows import MEMORY_COLUMNS, to_records
+from smemd.store.scope import EVERY, Scope
 from smemd.store.vectors import from_blob
 
 _encode = msgspec.json.Encoder().encode
@@ -41,11 +42,12 @@ class JudgementReads:
 
     async def judgements(
         self, kind: JudgeKind | None = None, *, namespace: str | None = None, after: int = 0,
-        limit: int = 1000,
+        limit: int = 1000, scope: Scope = EVERY,
     ) -> list[Judged]:  # fmt: skip
-        """Oldest first, `seq` > after; every kind and namespace unless given."""
-        where = "seq > ?"
-        params: list[object] = [after]
+        """Oldest first, `seq` > after; every kind and namespace in scope unless given."""
+        visible, more = scope.where("namespace")
+        where = f"seq > ? AND {visible}"
+        params: list[object] = [after, *more]
         for column, value in (("kind", kind), ("namespace", namespace)):
             if value is not None:
                 where += f" AND {column} = ?"

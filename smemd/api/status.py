@@ -1,4 +1,4 @@
-"""smem's own /v1 routes for the daemon itself."""
+"""smem's own /v1 routes about the daemon itself: health, status, metrics, activity, tokens."""
 
 from __future__ import annotations
 
@@ -8,9 +8,17 @@ from aiohttp import web
 
 from smemd import __version__, log
 from smemd.api.calibration import dreaming_status
+from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
-from smemd.protocol import Health, LogLevelChange, LogLevelReply, Status
+from smemd.protocol import (
+    Activity,
+    Health,
+    LogLevelChange,
+    LogLevelReply,
+    Status,
+    TokenList,
+)
 
 HEURISTICS = ["extraction", "reconciliation", "answers"]
 
@@ -76,11 +84,33 @@ async def set_log_level(request: web.Request) -> web.Response:
     return reply(LogLevelReply(logger=change.logger, level=change.level, previous=previous))
 
 
-def add_routes(app: web.Application) -> None:
-    state = app[STATE]
-    router = app.router
-    router.add_get("/v1/health", health)
-    router.add_get("/v1/status", status)
-    router.add_get("/v1/metrics", metrics)
-    router.add_get("/v1/activity", activity)
-    state.admin_routes.add(router.add_post("/v1/log-level", set_log_level))
+async def tokens(request: web.Request) -> web.Response:
+    return reply(TokenList(tokens=request.app[STATE].tokens.listing()))
+
+
+ROUTES = [
+    Route(
+        method="GET", path="/v1/health", handler=health, reply=Health, public=True,
+        summary="Liveness: the daemon answers; never needs a token",
+    ),
+    Route(
+        method="GET", path="/v1/status", handler=status, reply=Status,
+        summary="The process, its listeners and fleet, warnings, and what runs on heuristics",
+    ),
+    Route(
+        method="GET", path="/v1/metrics", handler=metrics, content_type="text/plain",
+        summary="Prometheus text: uptime, requests by route and status, latency histograms",
+    ),
+    Route(
+        method="GET", path="/v1/activity", handler=activity, reply=Activity,
+        summary="Requests per minute and per-route p50/p95 over the last hour",
+    ),
+    Route(
+        method="POST", path="/v1/log-level", handler=set_log_level, role="admin",
+        body=LogLevelChange, reply=LogLevelReply, summary="Set a logger's level",
+    ),
+    Route(
+        method="GET", path="/v1/tokens", handler=tokens, role="admin", namespace_from="every",
+        reply=TokenList, summary="The configured tokens: names, roles and namespaces, never secrets",
+    ),
+]  # fmt: skip
