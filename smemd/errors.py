@@ -58,11 +58,28 @@ class Unavailable(SmemError):
     code = "unavailable"
 
 
+class StorageFull(SmemError):
+    """The store's disk is full: the request wrote nothing, and may be sent again later."""
+
+    status = 507
+    code = "storage_full"
+
+
+class StorageUnavailable(Unavailable):
+    """The store cannot be written or read (read-only file system, I/O error)."""
+
+    code = "storage_unavailable"
+
+
 class TimedOut(Unavailable):
     """The request's deadline passed: its store work was stopped, and it wrote nothing."""
 
     code = "timed_out"
     retry_after = 1
+
+
+# What stops a request that writes item by item: the next item would fail the same way.
+STORE_CANNOT_WRITE = (StorageFull, StorageUnavailable, TimedOut)
 
 
 _UNKNOWN_FIELD = re.compile(

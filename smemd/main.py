@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import logging
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -68,9 +71,24 @@ def main(argv: list[str] | None = None) -> int:
     from smemd.daemon import Daemon  # numpy comes with it: after the thread limit
 
     try:
-        return asyncio.run(Daemon(config).serve())
+        code = asyncio.run(Daemon(config).serve())
     except KeyboardInterrupt:  # before the signal handlers were installed
         return EXIT_FAILED
+    return _exit_past_stuck_threads(code)
+
+
+def _exit_past_stuck_threads(code: int) -> int:
+    """The stop is done; a thread still in a call that never returns (the store's, on a failing
+    disk) would keep the process alive forever, since Python waits for such threads at exit."""
+    stuck = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
+    stuck = [t for t in stuck if t is not threading.main_thread()]
+    for thread in stuck:
+        thread.join(timeout=2.0)
+    if any(t.is_alive() for t in stuck):
+        log.daemon.error("threads still busy after the stop; exiting without them")
+        logging.shutdown()
+        os._exit(code)
+    return code
 
 
 def render_config(config: Config) -> str:

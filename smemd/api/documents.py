@@ -8,7 +8,7 @@ from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.documents import DocumentChange, NewDocument
-from smemd.errors import SmemError
+from smemd.errors import STORE_CANNOT_WRITE, SmemError
 from smemd.protocol.memory import (
     AddDocument,
     BatchAdd,
@@ -61,15 +61,21 @@ async def add_batch(request: web.Request) -> web.Response:
             doc = await engine.documents.add(
                 ns, _new_document(item, body.task_type, f"$.documents[{i}]")
             )
+        except STORE_CANNOT_WRITE as err:
+            # Each document is its own commit: say which were stored, and that the rest were not.
+            if not accepted:
+                raise
+            failed += [_refused(rest, err) for rest in body.documents[i:]]
+            break
         except SmemError as err:
-            failed.append(
-                BatchResult(
-                    id=item.id or "", status="error", error=err.message, details=err.details
-                )
-            )
+            failed.append(_refused(item, err))
             continue
         accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status]))
     return reply(BatchAddResult(results=accepted + failed, count=len(accepted), failed=len(failed)))
+
+
+def _refused(item: BatchDocument, err: SmemError) -> BatchResult:
+    return BatchResult(id=item.id or "", status="error", error=err.message, details=err.details)
 
 
 async def get(request: web.Request) -> web.Response:

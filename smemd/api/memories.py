@@ -86,12 +86,10 @@ async def update(request: web.Request) -> web.Response:
         raise BadRequest("nothing to change", "$: send memory, forgetAfter, or both")
     expires_at = params.timestamp(body.forget_after, "$.forgetAfter")
     memories = params.engine(request).memories
-    memory_id = request.match_info["id"]
-    if body.memory is not None:
-        memory_id = (await memories.update(ns, memory_id, body.memory)).id
-    if expires_at is not None:
-        await memories.expire(ns, memory_id, expires_at)
-    return reply(render.memory(await memories.get(ns, memory_id), time.time()))
+    changed = await memories.change(
+        ns, request.match_info["id"], text=body.memory, expires_at=expires_at
+    )
+    return reply(render.memory(changed, time.time()))
 
 
 async def history(request: web.Request) -> web.Response:

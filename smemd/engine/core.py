@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from pathlib import Path
 
@@ -28,6 +27,7 @@ from smemd.store.scope import EVERY, Scope
 log = logging.getLogger("smemd.engine")
 
 DATABASE_NAME = "smem.sqlite3"
+STOP_STEP_S = 5.0
 
 
 class EmbedderMismatch(Exception):
@@ -101,12 +101,21 @@ class Engine:
             )
 
     async def stop(self) -> None:
+        """Cancel the worker and dreaming, then close the store; each step has a bound, so a
+        store that hangs (a failing disk) cannot hold the daemon's stop forever."""
         for task in self._tasks:
             task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if self._tasks:
+            _, stuck = await asyncio.wait(self._tasks, timeout=STOP_STEP_S)
+            for task in stuck:
+                log.error(
+                    "%s did not stop within %.0f s; left behind", task.get_name(), STOP_STEP_S
+                )
         self._tasks = []
-        await self.store.close()
+        try:
+            await asyncio.wait_for(self.store.close(), STOP_STEP_S)
+        except TimeoutError:
+            log.error("the store did not close within %.0f s", STOP_STEP_S)
 
     async def namespaces(
         self, *, page: int, limit: int, contains: str = "", scope: Scope = EVERY

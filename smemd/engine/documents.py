@@ -10,7 +10,7 @@ from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.indexes import Indexes
 from smemd.engine.worker import Worker
-from smemd.errors import NotFound
+from smemd.errors import STORE_CANNOT_WRITE, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Chunk, Document
 
@@ -119,13 +119,20 @@ class Documents:
     async def delete(self, namespace: str, refs: list[str]) -> tuple[int, list[tuple[str, str]]]:
         """Hard delete: the documents, their chunks and the memories only they support."""
         deleted, errors = 0, []
-        for ref in refs:
-            async with self.store.write() as writer:
-                doc = await writer.document(namespace, ref)
-                if doc is None:
-                    errors.append((ref, "not found"))
-                    continue
-                effects = await _delete_document(writer, doc)
+        for i, ref in enumerate(refs):
+            try:
+                async with self.store.write() as writer:
+                    doc = await writer.document(namespace, ref)
+                    if doc is None:
+                        errors.append((ref, "not found"))
+                        continue
+                    effects = await _delete_document(writer, doc)
+            except STORE_CANNOT_WRITE as err:
+                # Each document is its own commit: say which went, and that the rest did not.
+                if not deleted:
+                    raise
+                errors += [(rest, f"not deleted: {err.message}") for rest in refs[i:]]
+                break
             deleted += 1
             if (loaded := self.indexes.loaded(namespace)) is not None:
                 loaded.chunks.remove(effects.chunk_seqs)

@@ -140,8 +140,13 @@ class Memories:
         self._set_live(namespace, [restored], live=restored.is_latest)
         return restored
 
-    async def update(self, namespace: str, memory_id: str, text: str) -> Memory:
-        """A new version of the memory; only the latest version can be updated (else 409)."""
+    async def change(
+        self, namespace: str, memory_id: str, *, text: str | None = None,
+        expires_at: float | None = None,
+    ) -> Memory:  # fmt: skip
+        """New text (a new version of the latest only, else 409), an expiry, or both: one commit."""
+        if text is None:
+            return await self._expire(namespace, memory_id, expires_at)
         vector = (await self.embedder.embed([text], kind="document"))[0]
         async with self.store.write() as writer:
             old = await writer.memory(namespace, memory_id)
@@ -157,7 +162,8 @@ class Memories:
                     id=new_id("mem"), namespace=namespace, text=text, type=old.type,
                     root_id=old.root_id, version=old.version + 1, parent_id=old.id,
                     document_id=old.document_id, chunk_id=old.chunk_id, event_at=old.event_at,
-                    is_static=old.is_static, metadata=old.metadata, entities=old.entities,
+                    expires_at=expires_at, is_static=old.is_static, metadata=old.metadata,
+                    entities=old.entities,
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again
                 vector, now(),
             )  # fmt: skip
@@ -168,13 +174,17 @@ class Memories:
             loaded.memories.add([new.seq], vector.reshape(1, -1), [new.text], [True])
         return new
 
-    async def expire(self, namespace: str, memory_id: str, at: float) -> None:
+    async def _expire(self, namespace: str, memory_id: str, at: float | None) -> Memory:
         """Set when the memory leaves recall by itself (checked at query time; restore cannot undo it)."""
         async with self.store.write() as writer:
             memory = await writer.memory(namespace, memory_id)
             if memory is None:
                 raise _not_found(namespace, memory_id)
-            await writer.set_expiry(memory.id, at, now())
+            if at is not None:
+                await writer.set_expiry(memory.id, at, now())
+                memory = await writer.memory(namespace, memory_id)
+        assert memory is not None
+        return memory
 
     def _set_live(self, namespace: str, memories: list[Memory], *, live: bool) -> None:
         if (loaded := self.indexes.loaded(namespace)) is not None:

@@ -8,6 +8,7 @@ idempotent (chunks are replaced, candidates upserted, reconciliation commits tog
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
@@ -23,12 +24,14 @@ from smemd.engine.reconciler import JobGone, Reconciler, check_current
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import Store, Writer
+from smemd.store.failures import is_storage_fault
 from smemd.store.records import Document, Job, Phase
 from smemd.store.vectors import stack
 
 log = logging.getLogger("smemd.engine")
 
 MAX_ATTEMPTS = 3
+MAX_PAUSE_S = 8.0  # the longest wait before trying a stalled store again
 Work = Callable[[Writer], Awaitable[object]]
 
 
@@ -52,6 +55,8 @@ class Worker:
         self.clock = clock or QuietClock()
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
+        self._pause = 0.0
+        self.stalled: str | None = None  # why the last round could not finish its work
 
     @property
     def idle(self) -> asyncio.Event:
@@ -74,20 +79,37 @@ class Worker:
         """
         while True:
             self._wake.clear()
-            async with self.store.read() as reader:
-                jobs = await reader.open_jobs(limit=self.concurrency * 8)
-            if not jobs:
-                self._idle.set()
-                await self._wake.wait()
+            self.stalled = None
+            try:
+                async with self.store.read() as reader:
+                    jobs = await reader.open_jobs(limit=self.concurrency * 8)
+                if not jobs:
+                    self._idle.set()
+                    await self._wake.wait()
+                    continue
+                await self._work(jobs)
+            except Exception as err:  # the worker outlives anything; a bug is logged, not fatal
+                log.exception("ingest worker: %r", err)
+                self.stalled = str(err)
+            if self.stalled is None:
+                self._pause = 0.0
                 continue
-            slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
-            turns: dict[str, asyncio.Event] = {}
-            runs = []
-            for job in jobs:
-                after = turns.get(job.namespace)
-                turns[job.namespace] = mine = asyncio.Event()
-                runs.append(self._run_job(job, slots, after, mine))
-            await asyncio.gather(*runs)
+            # The store could not take the work (a full disk, say): try again in a while, or
+            # when new work arrives, until it can. Jobs stay where their last commit left them.
+            self._pause = min(MAX_PAUSE_S, max(1.0, self._pause * 2))
+            log.warning("ingest worker: %s; trying again in %.0f s", self.stalled, self._pause)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self._pause)
+
+    async def _work(self, jobs: list[Job]) -> None:
+        slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
+        turns: dict[str, asyncio.Event] = {}
+        runs = []
+        for job in jobs:
+            after = turns.get(job.namespace)
+            turns[job.namespace] = mine = asyncio.Event()
+            runs.append(self._run_job(job, slots, after, mine))
+        await asyncio.gather(*runs)
 
     async def _run_job(
         self, job: Job, slots: asyncio.Semaphore, after: asyncio.Event | None, mine: asyncio.Event
@@ -102,7 +124,10 @@ class Worker:
             except JobGone as gone:
                 log.info("job %s dropped: %s", job.id, gone)
             except Exception as err:
-                await self._record_failure(job, err)
+                if is_storage_fault(err):
+                    self.stalled = f"job {job.id} stopped in {job.phase}: {err}"  # not its fault
+                else:
+                    await self._record_failure(job, err)
             finally:
                 mine.set()
 
@@ -180,9 +205,13 @@ class Worker:
             job.id, job.document_id, job.phase, attempts, MAX_ATTEMPTS, err,
             exc_info=final,
         )  # fmt: skip
-        async with self.store.write() as writer:
-            await writer.count_attempt(job.id)
-            if final:
-                await writer.set_job_phase(job, "failed", now(), error=f"{job.phase}: {err}")
+        try:
+            async with self.store.write() as writer:
+                await writer.count_attempt(job.id)
+                if final:
+                    await writer.set_job_phase(job, "failed", now(), error=f"{job.phase}: {err}")
+        except Exception as fault:  # not even the failure could be written: it is tried again
+            self.stalled = f"cannot record job {job.id}'s failure: {fault}"
+            return
         if not final:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass

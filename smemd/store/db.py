@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import sqlite3
 import urllib.parse
 from collections.abc import AsyncIterator, Coroutine
@@ -27,6 +28,7 @@ from typing import Any
 import aiosqlite
 
 from smemd.store import deadline
+from smemd.store.failures import storage_fault
 from smemd.store.schema import migrate
 
 PRAGMAS = (
@@ -37,6 +39,7 @@ PRAGMAS = (
     "PRAGMA busy_timeout = 5000",
 )
 Pool = asyncio.Queue[aiosqlite.Connection]
+log = logging.getLogger("smemd.store")
 
 
 class Database:
@@ -86,18 +89,33 @@ class Database:
         Only the wait for the writer is bounded by a deadline: once begun, a transaction runs
         to its commit or rollback, so a request that times out has written nothing.
         """
-        assert self._writer is not None, "database is not open"
+        writer = self._writer
+        assert writer is not None, "database is not open"
         await deadline.waiting(self._write_lock.acquire())
         try:
-            await self._writer.execute("BEGIN IMMEDIATE")
             try:
-                yield self._writer
-            except BaseException:
-                await self._writer.execute("ROLLBACK")
+                await writer.execute("BEGIN IMMEDIATE")
+                yield writer
+                await writer.execute("COMMIT")
+            except BaseException as err:
+                # Also after a failed COMMIT: on a full disk SQLite may leave the transaction
+                # open, and every later BEGIN would fail.
+                await self._roll_back(writer)
+                fault = storage_fault(err)
+                if fault is not None:
+                    raise fault from err
                 raise
-            await self._writer.execute("COMMIT")
         finally:
             self._write_lock.release()
+
+    @staticmethod
+    async def _roll_back(writer: aiosqlite.Connection) -> None:
+        if not writer.in_transaction:
+            return
+        try:
+            await writer.execute("ROLLBACK")
+        except sqlite3.Error as err:  # what failed the transaction may fail this too
+            log.error("store: cannot roll back: %s", err)
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -134,9 +152,12 @@ class Database:
         idle = True
         try:
             yield reader
-        except sqlite3.OperationalError as err:
+        except sqlite3.Error as err:
             if limit is not None and limit.passed() and "interrupt" in str(err):
                 raise limit.error() from None
+            fault = storage_fault(err)
+            if fault is not None:
+                raise fault from err
             raise
         except BaseException:
             # Cancelled while awaiting: the query may still be running in the reader's thread.
