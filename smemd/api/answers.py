@@ -129,7 +129,7 @@ async def _answer(llm: LaneChatter, messages: list[dict[str, str]]) -> tuple[Cha
 async def _evidence(request: web.Request, body: Compress) -> Evidence:
     if not body.q.strip():
         raise BadRequest("invalid request body", "$.q: must not be blank")
-    namespace = params.body_namespace(request, body.namespace)
+    namespace = params.namespace_in_scope(request, body.namespace)
     engine = params.engine(request)
     hits = await engine.recall.search(namespace, params.search_query(engine, body.q, body))
     documents = await _documents(engine, hits)

@@ -33,7 +33,7 @@ async def judgements(request: web.Request) -> web.Response:
     engine = params.engine(request)
     query = params.query(request, JudgementsQuery)
     if query.namespace is not None:
-        params.body_namespace(request, query.namespace, "?namespace")
+        params.namespace_in_scope(request, query.namespace, "?namespace")
     limit = query.limit
     async with engine.store.read() as reader:
         calls = await reader.judgements(

@@ -68,7 +68,7 @@ async def update(request: web.Request) -> web.Response:
 async def jobs(request: web.Request) -> web.Response:
     query = params.query(request, JobsQuery)
     if query.namespace is not None:
-        params.body_namespace(request, query.namespace, "?namespace")
+        params.namespace_in_scope(request, query.namespace, "?namespace")
     rows, counts = await params.engine(request).jobs(
         query.limit, query.namespace, scope=params.scope(request)
     )

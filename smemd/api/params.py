@@ -42,8 +42,8 @@ def namespace_named(name: str, path: str = "$.namespace") -> str:
         raise BadRequest("invalid namespace", f"{path}: {err}") from None
 
 
-def body_namespace(request: web.Request, name: str, path: str = "$.namespace") -> str:
-    """A namespace named in the body: checked whole, and within the caller's namespaces."""
+def namespace_in_scope(request: web.Request, name: str, path: str = "$.namespace") -> str:
+    """A namespace named in the body or the query: checked whole, and within the caller's."""
     name = namespace_named(name, path)
     check_sees(request, name)
     return name
