@@ -28,6 +28,10 @@ from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners
 
+# After the drain, how long a connection may take to end: the rest of a refused request's body
+# to arrive, a reply to be written out. A client that stalls must not stretch the stop.
+CLOSE_GRACE_S = 0.25
+
 
 class StartupError(Exception):
     pass
@@ -72,12 +76,10 @@ class Daemon:
         self.state.listeners = Listeners(
             tcp=listeners.tcp_address(tcp_sock), socket=str(self.config.socket)
         )
-        # Our own deadline cuts requests first; aiohttp's, a little later, is only a backstop.
+        # Requests get their time in our own drain (shutdown-timeout-s); aiohttp's shutdown
+        # comes after it and only waits, briefly, for replies still being written.
         self._runner = web.AppRunner(
-            self.app,
-            access_log=None,
-            handle_signals=False,
-            shutdown_timeout=self.config.daemon.shutdown_timeout_s + 1,
+            self.app, access_log=None, handle_signals=False, shutdown_timeout=CLOSE_GRACE_S
         )
         await self._runner.setup()
         for sock in (unix_sock, tcp_sock):
@@ -127,22 +129,9 @@ class Daemon:
 
     async def shutdown(self) -> None:
         notify("STOPPING=1\nSTATUS=stopping")
-        deadline = self.config.daemon.shutdown_timeout_s
         cut = 0
         if self._runner is not None:
-            log.daemon.info("stopping; in-flight requests have %.0f s to finish", deadline)
-            drain = asyncio.create_task(self._runner.cleanup())
-            forced = asyncio.create_task(self.force_exit.wait())
-            await asyncio.wait(
-                {drain, forced}, timeout=deadline, return_when=asyncio.FIRST_COMPLETED
-            )
-            forced.cancel()
-            if not drain.done():
-                cut = len(self.state.in_flight)
-                for task in list(self.state.in_flight):
-                    task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await asyncio.wait_for(drain, timeout=1.0)
+            cut = await self._drain(self._runner)
             self._runner = None
         for task in self._tasks:
             task.cancel()
@@ -157,6 +146,42 @@ class Daemon:
             )
         else:
             log.daemon.info("stopped")
+
+    async def _drain(self, runner: web.AppRunner) -> int:
+        """Stop listening, give running requests until the deadline, then close the connections;
+        the number of requests cancelled at the deadline."""
+        # From here the observe middleware refuses whatever reaches it: only the requests
+        # already running can hold the stop, however many clients keep sending.
+        self.state.is_stopping = True
+        deadline = self.config.daemon.shutdown_timeout_s
+        log.daemon.info("stopping; in-flight requests have %.0f s to finish", deadline)
+        for site in list(runner.sites):
+            await site.stop()
+        # Requests first, connections after. aiohttp's cleanup marks every connection closing
+        # before it waits, and a closing connection drops what it reads: a request whose body
+        # was still on its way (headers in one packet, body in the next) would wait for it
+        # until the deadline.
+        is_forced = await self._wait_unless_forced(_all_done(self.state.in_flight), deadline)
+        cut = len(self.state.in_flight)
+        for task in list(self.state.in_flight):
+            task.cancel()
+        if not is_forced:
+            # A request refused meanwhile has had its 503; its connection closes once aiohttp
+            # has read and dropped the rest of its body: at once, unless the client stalls.
+            await self._wait_unless_forced(_all_done(self.state.refused), CLOSE_GRACE_S)
+        for connection in list(self.state.refused):
+            connection.cancel()  # aiohttp closes a connection whose task is cancelled
+        await runner.cleanup()
+        return cut
+
+    async def _wait_unless_forced(self, work: Coroutine[Any, Any, None], limit_s: float) -> bool:
+        """Await `work` for at most `limit_s`, or until a forced stop; True if forced."""
+        done = asyncio.create_task(work)
+        forced = asyncio.create_task(self.force_exit.wait())
+        await asyncio.wait({done, forced}, timeout=limit_s, return_when=asyncio.FIRST_COMPLETED)
+        done.cancel()
+        forced.cancel()
+        return self.force_exit.is_set()
 
     def handle_signal(self, signum: int) -> None:
         if self.should_exit.is_set() and signum == signal.SIGINT:
@@ -200,6 +225,16 @@ class Daemon:
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         self._tasks.add(asyncio.create_task(coro))
+
+
+async def _all_done(tasks: set[asyncio.Task[Any]]) -> None:
+    """Until `tasks`, a set that others add to and discard from, is empty.
+
+    During the stop nothing joins in_flight, and only connections that were open before it can
+    add to refused, once each (refusals close their connection): both sets only run down.
+    """
+    while tasks:
+        await asyncio.wait(set(tasks))
 
 
 def _unlink(path: Path) -> None:

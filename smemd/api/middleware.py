@@ -51,13 +51,26 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
     rid = given if _CLIENT_REQUEST_ID.fullmatch(given) else uuid.uuid4().hex[:16]
     request_id.set(rid)
     task = asyncio.current_task()
-    if task is not None:
+    # Checked and joined with no await between, so the stop's drain sees every request it must
+    # wait for, and none that came after it began.
+    is_refused = state.is_stopping
+    if task is not None and not is_refused:
         state.in_flight.add(task)
     started = time.perf_counter()
     status = 500
     try:
-        with deadline.within(state.config.api.request_timeout_s):
-            response = await handler(request)
+        response: web.StreamResponse
+        if is_refused:
+            state.refused.add(request.task)
+            request.task.add_done_callback(state.refused.discard)
+            response = _stopping_reply()
+        else:
+            with deadline.within(state.config.api.request_timeout_s):
+                response = await handler(request)
+            if state.is_stopping:
+                # Finished during the stop: no next request on this connection, which would
+                # only be refused.
+                response.force_close()
         status = response.status
         response.headers[REQUEST_ID_HEADER] = rid
         return response
@@ -81,6 +94,13 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
             elapsed * 1000,
             rid,
         )
+
+
+def _stopping_reply() -> web.Response:
+    """503 at once, without reading the body; Connection: close, as this daemon is going away."""
+    response = error_reply(503, "stopping", "smemd is shutting down; retry once it is back up")
+    response.force_close()
+    return response
 
 
 @web.middleware

@@ -30,6 +30,12 @@ class ApiState:
     activity: Activity = field(default_factory=Activity)
     # Handler tasks still running, so shutdown can cut them at its deadline and say how many.
     in_flight: set[asyncio.Task[object]] = field(default_factory=set)
+    # Set when the stop begins: requests that arrive later are refused, never joining in_flight.
+    is_stopping: bool = False
+    # The connection tasks of requests refused during the stop, until each ends: aiohttp still
+    # reads and drops the rest of a refused body, and would wait for it in vain on a connection
+    # closed under it.
+    refused: set[asyncio.Task[None]] = field(default_factory=set)
     # What each registered route is (role, namespace, types): authorize and OpenAPI read it.
     routes: dict[web.AbstractRoute, Route] = field(default_factory=dict)
     openapi: bytes | None = None  # the OpenAPI document, made on first request
