@@ -1,7 +1,8 @@
 """The daemon's life in three awaited phases: startup, run, shutdown.
 
 Signal handlers only set events: the first SIGTERM or SIGINT asks for a graceful stop, a second
-SIGINT forces one. Shutdown lets in-flight requests finish until its deadline, then cancels them.
+SIGINT forces one. Shutdown lets in-flight requests finish until its deadline, then cancels them;
+requests that arrive meanwhile are refused, and only then are the connections closed.
 """
 
 from __future__ import annotations
