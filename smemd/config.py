@@ -18,6 +18,7 @@ import msgspec
 
 from smemd import paths
 from smemd.errors import describe_validation_error
+from smemd.fetch.guard import Guard
 from smemd.protocol import LogLevel
 from smemd.store.scope import Pattern as ScopePattern
 
@@ -195,6 +196,16 @@ class EngineConfig(Section):
     dreaming_quiet_s: Annotated[float, msgspec.Meta(ge=0, le=86400)] = 20.0
 
 
+class IngestConfig(Section):
+    """Documents given as a URL: which hosts the fetch guard lets through, and its limits."""
+
+    # `host` or `host:port` entries that may be fetched although their addresses are private,
+    # loopback or link-local (an intranet wiki, a local server); any other such address is refused.
+    allow_hosts: list[str] = msgspec.field(default_factory=list)
+    fetch_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0  # the whole fetch
+    max_fetch_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 20
+
+
 class Config(Section):
     paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
     api: ApiConfig = msgspec.field(default_factory=ApiConfig)
@@ -202,6 +213,7 @@ class Config(Section):
     fleet: FleetConfig = msgspec.field(default_factory=FleetConfig)
     cards: CardsConfig = msgspec.field(default_factory=CardsConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
+    ingest: IngestConfig = msgspec.field(default_factory=IngestConfig)
 
     @property
     def state_dir(self) -> Path:
@@ -295,6 +307,11 @@ def _check(config: Config) -> None:
     if config.fleet.kind == "local" and not config.fleet.local.embed_model:
         raise ConfigError("$.fleet.local.embed-model: the local fleet needs an embedding model")
     _check_tokens(config.api)
+    for i, entry in enumerate(config.ingest.allow_hosts):
+        try:
+            Guard([entry])  # the guard's own parser, so what passes here is what it will allow
+        except ValueError as err:
+            raise ConfigError(f"$.ingest.allow-hosts[{i}]: {err}") from err
     seen: set[str] = set()
     for i, node in enumerate(config.fleet.nodes):
         if node.id in seen:

@@ -28,6 +28,8 @@ def test_defaults_match_the_design(tmp_path: Path) -> None:
     assert config.api.max_body_mb == 10
     assert config.fleet.kind == "builtin"
     assert config.engine.half_life_days == 0
+    assert (config.ingest.allow_hosts, config.ingest.fetch_timeout_s) == ([], 60)
+    assert config.ingest.max_fetch_mb == 20
 
 
 def test_full_sketch_decodes(tmp_path: Path) -> None:
@@ -94,6 +96,10 @@ half-life-days = 30
         ("[daemon]\nlog-level = 'chatty'\n", "$.daemon.log-level"),
         ("[paths]\nsocket = '/" + "s" * 120 + "'\n", "$.paths.socket"),
         ("[surprise]\nx = 1\n", "$.surprise"),
+        ("[ingest]\nallow-hosts = ['wiki.lan', 'http://x/']\n", "$.ingest.allow-hosts[1]"),
+        ("[ingest]\nallow-hosts = ['x:99999']\n", "$.ingest.allow-hosts[0]"),
+        ("[ingest]\nmax-fetch-mb = 0\n", "$.ingest.max-fetch-mb"),
+        ("[ingest]\nfetch-timeout-s = 0\n", "$.ingest.fetch-timeout-s"),
         ("api = 3\n", "$.api"),
     ],
 )
