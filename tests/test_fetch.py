@@ -18,8 +18,10 @@ from smemd.fetch.client import (
     FetchError,
     FetchLimits,
     FetchRefused,
+    FetchStatus,
     FetchTimeout,
     FetchTooLarge,
+    FetchUnreachable,
     fetch,
 )
 from smemd.fetch.convert import convert
@@ -152,8 +154,16 @@ async def test_the_total_timeout_bounds_the_whole_fetch(pages: PageServer, guard
 
 
 async def test_an_error_status_names_it(pages: PageServer, guard: Guard) -> None:
-    with pytest.raises(FetchError, match="HTTP 404 Not Found"):
+    with pytest.raises(FetchStatus, match="HTTP 404 Not Found") as caught:
         await fetch(pages.url("/nothing-here"), guard, LIMITS)
+    assert caught.value.http_status == 404
+
+
+async def test_a_server_that_is_gone_is_unreachable(pages: PageServer, guard: Guard) -> None:
+    url = pages.url("/article")
+    await pages.__aexit__(None, None, None)  # the port is allowed, and nothing listens on it now
+    with pytest.raises(FetchUnreachable, match="ClientConnectorError"):
+        await fetch(url, guard, LIMITS)
 
 
 async def test_dns_rebinding_connects_to_the_address_that_was_checked(pages: PageServer) -> None:
@@ -185,7 +195,7 @@ async def test_a_name_that_does_not_resolve_is_a_fetch_error() -> None:
     async def nowhere(host: str, port: int) -> list[str]:
         raise OSError(f"no such host {host}")
 
-    with pytest.raises(FetchError, match=re.escape("cannot resolve nowhere.example")):
+    with pytest.raises(FetchUnreachable, match=re.escape("cannot resolve nowhere.example")):
         await fetch("http://nowhere.example/", Guard(resolve=nowhere), LIMITS)
 
 

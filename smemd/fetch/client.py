@@ -46,6 +46,19 @@ class FetchTooLarge(FetchError):
     code = "fetch_too_large"
 
 
+class FetchUnreachable(FetchError):
+    """The server could not be reached or dropped the connection: it may work a moment later."""
+
+
+class FetchStatus(FetchError):
+    """The server answered with an error status, kept in `http_status` (a 5xx may pass, a 4xx
+    will not)."""
+
+    def __init__(self, message: str, http_status: int) -> None:
+        super().__init__(message)
+        self.http_status = http_status
+
+
 class FetchLimits(msgspec.Struct, frozen=True, kw_only=True):
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0  # the longest wait for the next bytes
@@ -125,9 +138,9 @@ async def fetch(
     except TimeoutError as err:  # aiohttp's own timeouts are TimeoutErrors too
         raise FetchTimeout(f"{url}: timed out ({_which_timeout(err, limits)})") from err
     except aiohttp.ClientConnectorDNSError as err:
-        raise FetchError(f"{url}: cannot resolve {err.host}: {err.os_error}") from err
+        raise FetchUnreachable(f"{url}: cannot resolve {err.host}: {err.os_error}") from err
     except aiohttp.ClientError as err:
-        raise FetchError(f"{url}: {type(err).__name__}: {err}") from err
+        raise FetchUnreachable(f"{url}: {type(err).__name__}: {err}") from err
 
 
 def _which_timeout(err: TimeoutError, limits: FetchLimits) -> str:
@@ -160,7 +173,8 @@ async def _follow(
                 log.debug("fetch: hop %d redirected to %s", hop + 1, url)
                 continue
             if not 200 <= resp.status < 300:
-                raise FetchError(f"{url}: HTTP {resp.status} {resp.reason or ''}".rstrip())
+                reason = f"{url}: HTTP {resp.status} {resp.reason or ''}".rstrip()
+                raise FetchStatus(reason, resp.status)
             body = await _read(resp, limits.max_bytes)
             content_type = resp.headers.get("Content-Type", "")
             return Fetched(url=str(url), content_type=content_type, body=body, status=resp.status)
