@@ -178,7 +178,7 @@ async def _follow(
             body = await _read(resp, limits.max_bytes)
             content_type = resp.headers.get("Content-Type", "")
             return Fetched(url=str(url), content_type=content_type, body=body, status=resp.status)
-    raise FetchError(f"{url}: more than {limits.max_redirects} redirects")
+    raise FetchError(f"{start}: more than {limits.max_redirects} redirects")
 
 
 async def _read(resp: aiohttp.ClientResponse, max_bytes: int) -> bytes:
