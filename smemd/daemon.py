@@ -108,6 +108,7 @@ class Daemon:
             background=fleet.background,
             reranker=fleet.reranker,
             llm=fleet.background_llm,
+            ingest=self.config.ingest,
         )
         try:
             await engine.start()

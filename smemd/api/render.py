@@ -22,9 +22,11 @@ from smemd.protocol.memory import (
 )
 from smemd.store.records import Chunk, Document, Job, Memory, Namespace, Phase
 
-# The job phases as the v5 status enum names them ("reconciling" is its "indexing").
+# The job phases as the v5 status enum names them: "reconciling" is its "indexing", and the
+# enum has no word for fetching a URL, so it reads as the "extracting" of rich content it is.
 STATUS: dict[Phase, Status] = {
     "queued": "queued",
+    "fetching": "extracting",
     "chunking": "chunking",
     "embedding": "embedding",
     "extracting": "extracting",

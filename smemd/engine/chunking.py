@@ -150,3 +150,12 @@ def _join(parts: list[str], target: int, sep: str) -> list[str]:
         else:
             joined.append(part)
     return joined
+
+
+def title_of(content: str) -> str:
+    """The first non-empty line, without markdown heading marks, cut to 80 characters."""
+    for line in content.splitlines():
+        line = line.strip().lstrip("#").strip()
+        if line:
+            return line if len(line) <= 80 else line[:79] + "…"
+    return ""

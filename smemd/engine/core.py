@@ -6,10 +6,11 @@ import asyncio
 import logging
 from pathlib import Path
 
-from smemd.config import EngineConfig
+from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.calibration import DEFAULT_THRESHOLDS, Calibration
 from smemd.engine.documents import Documents
 from smemd.engine.dreaming import Dreamer
+from smemd.engine.fetching import Fetcher
 from smemd.engine.indexes import Indexes
 from smemd.engine.judge import Judge
 from smemd.engine.labels import Labels
@@ -44,10 +45,12 @@ class Engine:
         background: Embedder | None = None,
         reranker: Reranker | None = None,
         llm: ChatModel | None = None,
+        ingest: IngestConfig | None = None,
     ) -> None:
         """`embedder` serves searches; `background` (the same model on other nodes) serves ingest;
         `reranker`, when the fleet has a cross-encoder, re-scores the top of each search; `llm`,
-        when it has a chat model, reads facts and reconciles them in place of the heuristics."""
+        when it has a chat model, reads facts and reconciles them in place of the heuristics;
+        `ingest` says which hosts documents given as a URL may come from, and the fetch's limits."""
         self.llm = llm
         self.config = config
         self.embedder = embedder
@@ -58,6 +61,7 @@ class Engine:
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency, llm,
             judge=self.judge, clock=clock, extraction_timeout_s=config.extraction_timeout_s,
+            fetcher=Fetcher.configured(ingest or IngestConfig()),
         )  # fmt: skip
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker, clock=clock)
         self.dreamer = Dreamer(

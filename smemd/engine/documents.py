@@ -1,4 +1,8 @@
-"""Documents in and out: accept (durably, as a job), revise, read, list, hard-delete."""
+"""Documents in and out: accept (durably, as a job), revise, read, list, hard-delete.
+
+Content that is a single http(s) URL is stored as the document's `url` and fetched by the
+worker; its content hash stays the URL's, so the same id and URL again is a no-op.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from smemd.engine.chunking import title_of
+from smemd.engine.fetching import url_of
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.indexes import Indexes
@@ -16,23 +22,46 @@ from smemd.store.records import Chunk, Document
 
 TaskType = Literal["memory", "superrag"]
 DOCUMENT_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+URL_TYPE = "webpage"  # what a URL document is called until its fetch says what it served
 
 
 class NewDocument(msgspec.Struct, kw_only=True):
+    """`type` and `title`, when given, say what the content already is (an uploaded file made
+    text): such content is taken as it is, even if it reads as a URL."""
+
     content: str
     caller_id: str | None = None
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     date: float | None = None
     task_type: TaskType = "memory"
+    type: str | None = None
+    title: str | None = None
 
 
 class DocumentChange(msgspec.Struct, kw_only=True):
-    """A PATCH: fields left None stay as they are."""
+    """A PATCH: fields left None stay as they are; `type` and `title` go with `content`."""
 
     content: str | None = None
     metadata: dict[str, Any] | None = None
     date: float | None = None
     task_type: TaskType | None = None
+    type: str | None = None
+    title: str | None = None
+
+
+class Origin(msgspec.Struct, frozen=True):
+    """Where new content came from: its url (None for text), type and title until processed."""
+
+    url: str | None
+    type: str
+    title: str
+
+    @classmethod
+    def of(cls, content: str, type: str | None, title: str | None) -> Origin:
+        url = url_of(content) if type is None else None
+        if url is not None:
+            return cls(url, URL_TYPE, title or url)
+        return cls(None, type or "text", title or title_of(content))
 
 
 class Documents:
@@ -49,10 +78,11 @@ class Documents:
             await writer.ensure_namespace(namespace, t)
             existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
             if existing is None:
+                origin = Origin.of(new.content, new.type, new.title)
                 doc = await writer.insert_document(
                     Document(
                         seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
-                        title=title_of(new.content), type="text", content=new.content, url=None,
+                        title=origin.title, type=origin.type, content=new.content, url=origin.url,
                         metadata=new.metadata, content_date=new.date, content_hash=digest,
                         task_type=new.task_type, status="queued", error=None, revision=1,
                         created_at=t, updated_at=t,
@@ -64,7 +94,7 @@ class Documents:
             else:
                 doc = await self._revise(writer, existing, DocumentChange(
                     content=new.content, metadata={**existing.metadata, **new.metadata},
-                    date=new.date, task_type=new.task_type,
+                    date=new.date, task_type=new.task_type, type=new.type, title=new.title,
                 ))  # fmt: skip
         self.worker.wake()
         return doc
@@ -155,9 +185,11 @@ class Documents:
             content_hash(change.content) != doc.content_hash or doc.status == "failed"
         )
         if change.content is not None and reprocess:
+            origin = Origin.of(change.content, change.type, change.title)
             changes.update(
                 content=change.content, content_hash=content_hash(change.content),
-                title=title_of(change.content), revision=doc.revision + 1, status="queued", error=None,
+                title=origin.title, type=origin.type, url=origin.url, revision=doc.revision + 1,
+                status="queued", error=None,
             )  # fmt: skip
             await writer.cancel_open_jobs(doc.id, t)
             await writer.insert_job(new_id("job"), doc.namespace, doc.id, doc.revision + 1, t)
@@ -197,12 +229,3 @@ async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
     await writer.delete_memories(doomed)
     await writer.delete_document_rows(doc.id)
     return _Deleted(chunk_seqs, memory_seqs, reinstated)
-
-
-def title_of(content: str) -> str:
-    """The first non-empty line, without markdown heading marks, cut to 80 characters."""
-    for line in content.splitlines():
-        line = line.strip().lstrip("#").strip()
-        if line:
-            return line if len(line) <= 80 else line[:79] + "…"
-    return ""

@@ -1,8 +1,9 @@
 """The durable ingest worker: each job advances phase by phase, each phase one commit.
 
-queued -> chunking -> embedding -> extracting -> reconciling -> done. A kill -9 anywhere loses
-nothing: on restart a job resumes at its last committed phase, and each phase's work is
-idempotent (chunks are replaced, candidates upserted, reconciliation commits together with done).
+queued -> [fetching ->] chunking -> embedding -> extracting -> reconciling -> done; a document
+given as a URL is fetched first. A kill -9 anywhere loses nothing: on restart a job resumes at its
+last committed phase, and each phase's work is idempotent (the fetched text replaces the content,
+chunks are replaced, candidates upserted, reconciliation commits together with done).
 """
 
 from __future__ import annotations
@@ -14,8 +15,10 @@ from collections.abc import Awaitable, Callable
 
 import msgspec
 
+from smemd.config import IngestConfig
 from smemd.engine import chunking
 from smemd.engine.extract import extract_candidates
+from smemd.engine.fetching import Fetcher, FetchFailed
 from smemd.engine.ids import new_id, now
 from smemd.engine.indexes import Indexes
 from smemd.engine.judge import Judge
@@ -39,11 +42,14 @@ class Worker:
     def __init__(
         self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
         llm: ChatModel | None = None, judge: Judge | None = None, clock: QuietClock | None = None,
-        extraction_timeout_s: float | None = None,
+        extraction_timeout_s: float | None = None, fetcher: Fetcher | None = None,
     ) -> None:  # fmt: skip
         """With `llm` (a chat model on the background lane) facts are read by the model and
-        reconciled by `judge`; without, by the heuristics. Each job step touches `clock`."""
+        reconciled by `judge`; without, by the heuristics. Each job step touches `clock`.
+        `fetcher` fetches documents given as a URL (by default: no host allowed beyond the guard's
+        rules, default limits)."""
         self.store = store
+        self.fetcher = fetcher or Fetcher.configured(IngestConfig())
         self.concurrency = concurrency
         self.embedder = embedder
         self.indexes = indexes
@@ -138,7 +144,9 @@ class Worker:
         if doc is None or doc.revision != job.revision:
             raise JobGone("its document was deleted or revised")
         if job.phase == "queued":
-            return await self._commit(job, "chunking")
+            return await self._commit(job, "fetching" if doc.url else "chunking")
+        if job.phase == "fetching":
+            return await self._fetch(job, doc)
         if job.phase == "chunking":
             return await self._chunk(job, doc)
         if job.phase == "embedding":
@@ -152,6 +160,17 @@ class Worker:
             await self.reconciler.reconcile(job, doc)
             return msgspec.structs.replace(job, phase="done")
         raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
+
+    async def _fetch(self, job: Job, doc: Document) -> Job:
+        """The page's text becomes the content, committed with the move to chunking; the
+        content hash stays that of the URL, so sending the same URL again is a no-op."""
+        assert doc.url is not None
+        page = await self.fetcher.text_of(doc.url)  # no transaction is open while it runs
+        title = page.title or chunking.title_of(page.text)
+        return await self._commit(
+            job, "chunking",
+            lambda w: w.revise_document(doc, content=page.text, title=title, type=page.kind),
+        )  # fmt: skip
 
     async def _chunk(self, job: Job, doc: Document) -> Job:
         pieces = chunking.chunk_text(doc.content)
@@ -198,13 +217,19 @@ class Worker:
 
     async def _record_failure(self, job: Job, err: Exception) -> None:
         attempts = job.attempts + 1
-        final = attempts >= MAX_ATTEMPTS
-        log.log(
-            logging.ERROR if final else logging.WARNING,
-            "job %s (%s) failed in %s, attempt %d of %d: %r",
-            job.id, job.document_id, job.phase, attempts, MAX_ATTEMPTS, err,
-            exc_info=final,
-        )  # fmt: skip
+        if isinstance(err, FetchFailed):  # the reason is the whole story: no traceback
+            final = attempts >= MAX_ATTEMPTS or not err.retry  # a refusal stays a refusal
+            tries = f"attempt {attempts} of {MAX_ATTEMPTS}" if err.retry else "not retried"
+            log.warning("job %s (%s) failed in %s, %s: %s", job.id, job.document_id, job.phase,
+                tries, err)  # fmt: skip
+        else:
+            final = attempts >= MAX_ATTEMPTS
+            log.log(
+                logging.ERROR if final else logging.WARNING,
+                "job %s (%s) failed in %s, attempt %d of %d: %r",
+                job.id, job.document_id, job.phase, attempts, MAX_ATTEMPTS, err,
+                exc_info=final,
+            )  # fmt: skip
         try:
             async with self.store.write() as writer:
                 await writer.count_attempt(job.id)

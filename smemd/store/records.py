@@ -12,8 +12,13 @@ RelationKind = Literal["updates", "extends", "derives"]
 TypedBy = Literal["extraction", "judge", "label"]
 JudgeKind = Literal["reconcile", "type", "link"]
 # The phases a document's job advances through, each committed before the next starts.
-Phase = Literal["queued", "chunking", "embedding", "extracting", "reconciling", "done", "failed"]
-OPEN_PHASES: tuple[Phase, ...] = ("queued", "chunking", "embedding", "extracting", "reconciling")
+# `fetching` comes only to a document given as a URL.
+Phase = Literal[
+    "queued", "fetching", "chunking", "embedding", "extracting", "reconciling", "done", "failed"
+]
+OPEN_PHASES: tuple[Phase, ...] = (
+    "queued", "fetching", "chunking", "embedding", "extracting", "reconciling",
+)  # fmt: skip
 
 
 class Record(msgspec.Struct, kw_only=True):
