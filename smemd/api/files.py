@@ -1,4 +1,9 @@
-"""v5 file routes: a multipart upload becomes a document. Text only until a converter exists."""
+"""v5 file routes: a multipart upload becomes a document.
+
+PDF and HTML files are converted to text (in a capped child process, as fetched pages are), with
+the file's own title; other files must be UTF-8 text. An unreadable PDF is a 422: its type is
+one smem reads, so a 415 would send the client looking for a type that would do better.
+"""
 
 from __future__ import annotations
 
@@ -13,8 +18,11 @@ from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import check_depth, reply
 from smemd.engine.documents import DocumentChange, NewDocument, TaskType
+from smemd.engine.fetching import CONVERT_TIMEOUT_S
 from smemd.errors import BadRequest, SmemError
+from smemd.fetch.convert import Unconvertible, convert_isolated, kind_of
 from smemd.protocol.memory import DocumentRef, FileForm, Metadata
+from smemd.store import deadline
 
 FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(FileForm))
 
@@ -34,16 +42,40 @@ def _json_metadata(part: Part | None) -> dict[str, Any]:
         raise BadRequest("invalid form", f"$.{part.name}: {err}") from err
 
 
-def _text(file: Part) -> str:
+class Content(msgspec.Struct, frozen=True):
+    text: str
+    type: str
+    title: str | None = None
+
+
+async def _content(file: Part) -> Content:
+    """The file as text: converted when it is PDF or HTML (by type, first bytes or name)."""
+    if not file.data.strip():
+        raise BadRequest("invalid form", "$.file: the file is empty")
+    name = file.filename or "the file"
+    media = file.content_type.partition(";")[0].strip().lower()
+    kind = kind_of(file.data, media, file.filename)
+    if kind in ("pdf", "webpage"):
+        try:
+            converted = await convert_isolated(
+                file.data, file.content_type, name, timeout_s=CONVERT_TIMEOUT_S
+            )
+        except Unconvertible as err:  # 422
+            what = "PDF" if kind == "pdf" else "HTML"
+            raise Unconvertible(f"cannot read the {what} file", err.message) from None
+        return Content(converted.text, converted.kind, converted.title)
     try:
         text = file.data.decode("utf-8")
     except UnicodeDecodeError:
+        if kind == "text":
+            raise UnsupportedMedia(
+                "only UTF-8 text files can be read", f"{name} is not UTF-8 text"
+            ) from None
         raise UnsupportedMedia(
-            "only UTF-8 text files can be read", f"{file.filename or 'file'} is not UTF-8 text"
+            "unsupported file type",
+            f"{name} ({media or 'no content type'}) is binary: UTF-8 text, HTML and PDF are read",
         ) from None
-    if not text.strip():
-        raise BadRequest("invalid form", "$.file: the file is empty")
-    return text
+    return Content(text, "text")
 
 
 async def upload(request: web.Request) -> web.Response:
@@ -61,15 +93,22 @@ async def upload(request: web.Request) -> web.Response:
     if "taskType" in form and form["taskType"].text() == "superrag":
         task_type = "superrag"
     date = params.timestamp(form["date"].text(), "$.date") if "date" in form else None
+    content = await _content(file)
     ref = request.match_info.get("id")
-    if ref is None:
-        new = NewDocument(content=_text(file), metadata=metadata, date=date, task_type=task_type)
-        doc = await engine.documents.add(ns, new)
-    else:
-        change = DocumentChange(
-            content=_text(file), metadata=metadata or None, date=date, task_type=task_type
-        )
-        doc = await engine.documents.update(ns, ref, change)
+    # Converting is not store work: the store gets the request's whole budget after it.
+    with deadline.within(request.app[STATE].config.api.request_timeout_s):
+        if ref is None:
+            new = NewDocument(
+                content=content.text, metadata=metadata, date=date, task_type=task_type,
+                type=content.type, title=content.title,
+            )  # fmt: skip
+            doc = await engine.documents.add(ns, new)
+        else:
+            change = DocumentChange(
+                content=content.text, metadata=metadata or None, date=date, task_type=task_type,
+                type=content.type, title=content.title,
+            )  # fmt: skip
+            doc = await engine.documents.update(ns, ref, change)
     return reply(render.document_ref(doc))
 
 
