@@ -70,7 +70,7 @@ async def add_batch(request: web.Request) -> web.Response:
         except SmemError as err:
             failed.append(_refused(item, err))
             continue
-        accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status]))
+        accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status], url=doc.url))
     return reply(BatchAddResult(results=accepted + failed, count=len(accepted), failed=len(failed)))
 
 

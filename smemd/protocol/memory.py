@@ -269,6 +269,7 @@ class BatchResult(Sparse):
     status: str
     error: str | None = None
     details: str | None = None
+    url: str | None = None  # when the content was a URL, to be fetched
 
 
 class BatchAddResult(Reply):
