@@ -60,6 +60,9 @@ class PageServer:
         app.router.add_get("/big", self._big)
         app.router.add_get("/slow", self._slow)
         app.router.add_get("/slow-body", self._slow_body)
+        app.router.add_get("/sized/{n:\\d+}", self._sized)
+        app.router.add_get("/status/{code:\\d+}", self._status)
+        app.router.add_get("/blob", self._blob)
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.05)
         await self._runner.setup()
         await web.TCPSite(self._runner, self.host, 0).start()
@@ -111,6 +114,20 @@ class PageServer:
         finally:
             self.streamed_done.set()
         return response
+
+    async def _sized(self, request: web.Request) -> web.Response:
+        """/sized/N: N bytes of text, with a Content-Length."""
+        n = int(request.match_info["n"])
+        line = b"All work and no play makes Jack a dull boy.\n"
+        return web.Response(body=(line * (n // len(line) + 1))[:n], content_type="text/plain")
+
+    async def _status(self, request: web.Request) -> web.Response:
+        """/status/503: an error page with that status."""
+        return web.Response(status=int(request.match_info["code"]), text="no page for you")
+
+    async def _blob(self, request: web.Request) -> web.Response:
+        """Bytes of no kind that can be read as text."""
+        return web.Response(body=bytes(range(256)) * 4, content_type="application/octet-stream")
 
     async def _slow(self, request: web.Request) -> web.Response:
         await asyncio.wait_for(self.release.wait(), 10)
