@@ -60,7 +60,7 @@ class Origin(msgspec.Struct, frozen=True):
     def of(cls, content: str, type: str | None, title: str | None) -> Origin:
         url = url_of(content) if type is None else None
         if url is not None:
-            return cls(url, URL_TYPE, title or url)
+            return cls(url, URL_TYPE, title or title_of(url))
         return cls(None, type or "text", title or title_of(content))
 
 
