@@ -167,6 +167,23 @@ async def test_a_pdf_by_url_gives_its_text_and_title(
     assert doc["content"] == "The Moon keeps one face toward the Earth.\nIo does the same."
 
 
+async def test_a_slow_fetch_holds_up_no_other_document(
+    start_daemon: StartDaemon, pages: PageServer
+) -> None:
+    running = await allowing(start_daemon, pages)
+    slow_id = await add(running, pages.url("/slow"))
+    await _wait(lambda: pages.paths == ["/slow"])
+    text_id = await add(running, "Sam flies a red kite on Sundays.")
+    async with asyncio.timeout(5):  # the page would answer (500) after 10 s
+        while (await document(running, text_id))["system"]["status"] != "done":
+            await asyncio.sleep(0.02)
+    assert (await job_of(running, slow_id))["phase"] == "fetching"
+    pages.release.set()
+    await settle(running)
+    doc = await document(running, slow_id)
+    assert (doc["system"]["status"], doc["content"], doc["type"]) == ("done", "late", "text")
+
+
 async def test_text_that_holds_a_url_is_not_fetched(
     start_daemon: StartDaemon, pages: PageServer
 ) -> None:

@@ -1,13 +1,18 @@
 """The fetching phase: a document given as a URL becomes the text of what the URL serves.
 
 The fetch goes through the SSRF guard (`[ingest] allow-hosts`) within the configured limits,
-and the body is converted in a capped child process. The worker calls this between two commits
-and holds no transaction while it runs: a fetch may take a minute.
+and the body is converted in a capped child process. The worker runs it between two commits,
+holding no transaction, and apart from its batches (`Fetches`): a fetch may take a minute, and
+other documents should not wait for it.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import logging
+from collections.abc import Callable, Coroutine
+from typing import Any
 
 import yarl
 
@@ -99,3 +104,38 @@ class Fetcher:
             return FetchFailed(err.message, retry=err.http_status >= 500)
         # Refusals, too many redirects and malformed URLs are the same the next time.
         return FetchFailed(err.message, retry=isinstance(err, FetchTimeout | FetchUnreachable))
+
+
+class Fetches:
+    """The fetches in flight, by job id, at most `limit` at a time; `done` is called after each."""
+
+    def __init__(self, limit: int, done: Callable[[], None]) -> None:
+        self._slots = asyncio.Semaphore(limit)
+        self._done = done
+        self._tasks: dict[str, asyncio.Task[None]] = {}
+
+    def __contains__(self, job_id: object) -> bool:
+        return job_id in self._tasks
+
+    def __len__(self) -> int:
+        return len(self._tasks)
+
+    def start(self, job_id: str, work: Coroutine[Any, Any, None]) -> None:
+        self._tasks[job_id] = asyncio.create_task(self._run(job_id, work), name=f"fetch-{job_id}")
+
+    async def _run(self, job_id: str, work: Coroutine[Any, Any, None]) -> None:
+        try:
+            async with self._slots:
+                await work
+        finally:
+            del self._tasks[job_id]
+            self._done()
+
+    async def cancel(self) -> None:
+        """Stop every fetch; their jobs stay in `fetching`, to be fetched again at the next start."""
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

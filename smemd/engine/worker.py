@@ -18,7 +18,7 @@ import msgspec
 from smemd.config import IngestConfig
 from smemd.engine import chunking
 from smemd.engine.extract import extract_candidates
-from smemd.engine.fetching import Fetcher, FetchFailed
+from smemd.engine.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ids import new_id, now
 from smemd.engine.indexes import Indexes
 from smemd.engine.judge import Judge
@@ -63,6 +63,7 @@ class Worker:
         self._idle = asyncio.Event()
         self._pause = 0.0
         self.stalled: str | None = None  # why the last round could not finish its work
+        self.fetches = Fetches(concurrency, done=self.wake)
 
     @property
     def idle(self) -> asyncio.Event:
@@ -81,41 +82,51 @@ class Worker:
 
         Chunking, embedding and extracting run side by side, so model calls fan out over the
         fleet; reconciling stays serial and in job order within a namespace (a later fact must
-        meet the earlier ones already stored).
+        meet the earlier ones already stored). Fetches run apart from the batches, each waking
+        the worker when it ends.
         """
-        while True:
-            self._wake.clear()
-            self.stalled = None
-            try:
-                async with self.store.read() as reader:
-                    jobs = await reader.open_jobs(limit=self.concurrency * 8)
-                if not jobs:
-                    self._idle.set()
-                    await self._wake.wait()
+        try:
+            while True:
+                self._wake.clear()
+                self.stalled = None
+                try:
+                    if not await self._round():
+                        continue
+                except Exception as err:  # the worker outlives anything; a bug is logged
+                    log.exception("ingest worker: %r", err)
+                    self.stalled = str(err)
+                if self.stalled is None:
+                    self._pause = 0.0
                     continue
-                await self._work(jobs)
-            except Exception as err:  # the worker outlives anything; a bug is logged, not fatal
-                log.exception("ingest worker: %r", err)
-                self.stalled = str(err)
-            if self.stalled is None:
-                self._pause = 0.0
-                continue
-            # The store could not take the work (a full disk, say): try again in a while, or
-            # when new work arrives, until it can. Jobs stay where their last commit left them.
-            self._pause = min(MAX_PAUSE_S, max(1.0, self._pause * 2))
-            log.warning("ingest worker: %s; trying again in %.0f s", self.stalled, self._pause)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self._pause)
+                # The store could not take the work (a full disk, say): try again in a while,
+                # or when new work arrives, until it can. Jobs stay where their last commit left
+                # them.
+                self._pause = min(MAX_PAUSE_S, max(1.0, self._pause * 2))
+                log.warning("ingest worker: %s; trying again in %.0f s", self.stalled, self._pause)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), self._pause)
+        finally:
+            await self.fetches.cancel()
 
-    async def _work(self, jobs: list[Job]) -> None:
+    async def _round(self) -> bool:
+        """Work the open jobs not being fetched; False when there were none (it waited)."""
+        async with self.store.read() as reader:
+            jobs = await reader.open_jobs(limit=self.concurrency * 8 + len(self.fetches))
+        runnable = [job for job in jobs if job.id not in self.fetches]
+        if not runnable:
+            if not jobs:
+                self._idle.set()
+            await self._wake.wait()
+            return False
         slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
         turns: dict[str, asyncio.Event] = {}
         runs = []
-        for job in jobs:
+        for job in runnable:
             after = turns.get(job.namespace)
             turns[job.namespace] = mine = asyncio.Event()
             runs.append(self._run_job(job, slots, after, mine))
         await asyncio.gather(*runs)
+        return True
 
     async def _run_job(
         self, job: Job, slots: asyncio.Semaphore, after: asyncio.Event | None, mine: asyncio.Event
@@ -123,6 +134,9 @@ class Worker:
         async with slots:
             try:
                 while job.phase not in ("done", "failed"):
+                    if job.phase == "fetching":  # the batch goes on without it
+                        self.fetches.start(job.id, self._fetch_apart(job))
+                        break
                     if job.phase == "reconciling" and after is not None:
                         await after.wait()
                     self.clock.touch()
@@ -160,6 +174,22 @@ class Worker:
             await self.reconciler.reconcile(job, doc)
             return msgspec.structs.replace(job, phase="done")
         raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
+
+    async def _fetch_apart(self, job: Job) -> None:
+        """The fetching phase, outside any batch; the job goes on in the batch after it."""
+        try:
+            self.clock.touch()
+            await self._advance(job)
+        except JobGone as gone:
+            log.info("job %s dropped: %s", job.id, gone)
+        except Exception as err:
+            if not is_storage_fault(err):
+                await self._record_failure(job, err)
+                return
+            # Not the page's fault: the job stays in its phase, fetched again after a pause
+            # (ending now would wake the worker into fetching it again at once).
+            log.warning("job %s: %s; fetching again in %.0f s", job.id, err, MAX_PAUSE_S)
+            await asyncio.sleep(MAX_PAUSE_S)
 
     async def _fetch(self, job: Job, doc: Document) -> Job:
         """The page's text becomes the content, committed with the move to chunking; the
