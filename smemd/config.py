@@ -204,6 +204,8 @@ class IngestConfig(Section):
     allow_hosts: list[str] = msgspec.field(default_factory=list)
     fetch_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 60.0  # the whole fetch
     max_fetch_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 20
+    # Off: content that is a URL is kept as text, and smemd fetches nothing (an offline host).
+    fetch_urls: bool = True
 
 
 class Config(Section):

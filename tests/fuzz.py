@@ -47,7 +47,10 @@ def main() -> int:
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(2**31)
     state_dir = Path(tempfile.mkdtemp(prefix="smem-fuzz-"))
-    daemon = DaemonProcess(state_dir)
+    # fetch-urls off: a generated document that happens to be a URL must not reach out.
+    config = state_dir / "smemd.toml"
+    config.write_text("[ingest]\nfetch-urls = false\n")
+    daemon = DaemonProcess(state_dir, config)
     try:
         daemon.start(
             ["--log-level", "warning"], env={"SMEM_ADMIN_TOKEN": TOKEN, "SMEM_TOKEN": TOKEN + "x"}

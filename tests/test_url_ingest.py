@@ -195,6 +195,17 @@ async def test_text_that_holds_a_url_is_not_fetched(
     assert pages.requests == []
 
 
+async def test_with_fetch_urls_off_a_url_is_only_text(
+    start_daemon: StartDaemon, pages: PageServer
+) -> None:
+    running = await allowing(start_daemon, pages, ingest__fetch_urls=False)
+    doc_id = await add(running, pages.url("/article"))
+    await settle(running)
+    doc = await document(running, doc_id)
+    assert (doc["system"]["status"], doc["type"], doc.get("url")) == ("done", "text", None)
+    assert doc["content"] == pages.url("/article") and pages.requests == []
+
+
 async def test_three_redirects_are_followed_and_six_are_too_many(
     start_daemon: StartDaemon, pages: PageServer
 ) -> None:

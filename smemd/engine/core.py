@@ -70,7 +70,9 @@ class Engine:
         )  # fmt: skip
         self.calibration = Calibration(self.store, self.judge)
         self.labels = Labels(self.store)
-        self.documents = Documents(self.store, self.indexes, self.worker)
+        self.documents = Documents(
+            self.store, self.indexes, self.worker, fetch_urls=(ingest or IngestConfig()).fetch_urls
+        )
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self.profiles = Profiles(self.store, self.recall)
         self._tasks: list[asyncio.Task[None]] = []

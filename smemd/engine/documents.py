@@ -57,18 +57,22 @@ class Origin(msgspec.Struct, frozen=True):
     title: str
 
     @classmethod
-    def of(cls, content: str, type: str | None, title: str | None) -> Origin:
-        url = url_of(content) if type is None else None
+    def of(cls, content: str, type: str | None, title: str | None, *, fetch: bool) -> Origin:
+        """`fetch` False: a URL is only text (`[ingest] fetch-urls = false`)."""
+        url = url_of(content) if type is None and fetch else None
         if url is not None:
             return cls(url, URL_TYPE, title or title_of(url))
         return cls(None, type or "text", title or title_of(content))
 
 
 class Documents:
-    def __init__(self, store: Store, indexes: Indexes, worker: Worker) -> None:
+    def __init__(
+        self, store: Store, indexes: Indexes, worker: Worker, *, fetch_urls: bool = True
+    ) -> None:
         self.store = store
         self.indexes = indexes
         self.worker = worker
+        self.fetch_urls = fetch_urls
 
     async def add(self, namespace: str, new: NewDocument) -> Document:
         """Commit the document and its job before answering; the same id and content is a no-op."""
@@ -78,7 +82,7 @@ class Documents:
             await writer.ensure_namespace(namespace, t)
             existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
             if existing is None:
-                origin = Origin.of(new.content, new.type, new.title)
+                origin = Origin.of(new.content, new.type, new.title, fetch=self.fetch_urls)
                 doc = await writer.insert_document(
                     Document(
                         seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
@@ -185,7 +189,7 @@ class Documents:
             content_hash(change.content) != doc.content_hash or doc.status == "failed"
         )
         if change.content is not None and reprocess:
-            origin = Origin.of(change.content, change.type, change.title)
+            origin = Origin.of(change.content, change.type, change.title, fetch=self.fetch_urls)
             changes.update(
                 content=change.content, content_hash=content_hash(change.content),
                 title=origin.title, type=origin.type, url=origin.url, revision=doc.revision + 1,
