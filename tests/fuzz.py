@@ -42,7 +42,7 @@ def seed_documents(daemon: DaemonProcess) -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--examples", type=int, default=25, help="examples per operation")
+    parser.add_argument("--examples", type=int, default=50, help="examples per operation")
     parser.add_argument("--seed", type=int, default=None, help="to reproduce a run")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(2**31)
