@@ -240,26 +240,30 @@ async def keep_searching(open_conn: Opener, *, keep_alive: bool, gap: float | No
                          replies: list[Reply]) -> None:  # fmt: skip
     """Search until cancelled; with a `gap`, the body leaves that long after the headers."""
     conn = None
-    while True:
-        try:
-            if conn is None:
-                conn = await open_conn()
-            if gap is None:
-                await conn.send(search_head(keep_alive=keep_alive) + SEARCH)
-            else:
-                await conn.send(search_head(keep_alive=keep_alive))
-                await asyncio.sleep(gap)
-                await conn.send(SEARCH)
-            reply = await conn.reply()
-            replies.append(reply)
-            if reply.closes or not keep_alive:
-                conn.close()
-                conn = None
-        except (OSError, asyncio.IncompleteReadError):  # refused or closed: both fine
-            if conn is not None:
-                conn.close()
-                conn = None
-            await asyncio.sleep(0.005)
+    try:
+        while True:
+            try:
+                if conn is None:
+                    conn = await open_conn()
+                if gap is None:
+                    await conn.send(search_head(keep_alive=keep_alive) + SEARCH)
+                else:
+                    await conn.send(search_head(keep_alive=keep_alive))
+                    await asyncio.sleep(gap)
+                    await conn.send(SEARCH)
+                reply = await conn.reply()
+                replies.append(reply)
+                if reply.closes or not keep_alive:
+                    conn.close()
+                    conn = None
+            except (OSError, asyncio.IncompleteReadError):  # refused or closed: both fine
+                if conn is not None:
+                    conn.close()
+                    conn = None
+                await asyncio.sleep(0.005)
+    finally:  # cancelled with a connection open: close it, or it is left to the collector
+        if conn is not None:
+            conn.close()
 
 
 async def test_stop_stays_prompt_under_continuous_searches(
