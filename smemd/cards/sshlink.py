@@ -163,6 +163,12 @@ class SshLink:
     async def _supervise(self) -> None:
         delay = self.backoff_initial
         while True:
+            # Python 3.11's wait_for (asyncssh's connect timeout) can swallow a cancel that lands
+            # as the connect ends; the request stays counted, so it is honoured here, or the
+            # link's close would wait for this loop forever.
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                raise asyncio.CancelledError
             self._wake.clear()
             try:
                 conn, watcher = await self._dial()
