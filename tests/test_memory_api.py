@@ -42,6 +42,7 @@ async def search(running: Running, query: str, **options: Any) -> list[dict[str,
 async def test_a_move_is_a_new_version_and_time_travel_sees_the_old_one(running: Running) -> None:
     await add(running, "Alex lives in Seattle.", id="alex-1")
     await settle(running)
+    await asyncio.sleep(0.01)  # asOf below is cut to the millisecond: keep it past Seattle's
     before_move = time.time()
     await asyncio.sleep(0.05)
     await add(running, "Alex moved to Portland.", id="alex-2")
