@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import time
 from pathlib import Path
 from typing import Any
 
@@ -216,10 +215,8 @@ async def test_admin_token_alone_guards_only_the_admin_routes(start_daemon: Star
     assert status == 200
     status, _, _ = await call(running.tcp, "GET", running.url("/v1/tokens"))
     assert status == 403
-    started = time.monotonic()
     status, body, _ = await call(
         running.tcp, "GET", running.url("/v1/tokens"),
         headers={"Authorization": "Bearer admin-secret-0001"},
     )  # fmt: skip
     assert status == 200 and [t["name"] for t in body["tokens"]] == ["admin-token"]
-    assert time.monotonic() - started < 5
