@@ -32,6 +32,8 @@ from smemd.protocol import Listeners
 # After the drain, how long a connection may take to end: the rest of a refused request's body
 # to arrive, a reply to be written out. A client that stalls must not stretch the stop.
 CLOSE_GRACE_S = 0.25
+# Loop iterations from an accept to its transport's creation: one, and two to spare.
+ACCEPT_SETTLE_ITERATIONS = 3
 
 
 class StartupError(Exception):
@@ -49,6 +51,7 @@ class Daemon:
         self._stack = contextlib.AsyncExitStack()
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
+        self._listening: list[socket.socket] = []
 
     async def serve(self, *, handle_signals: bool = True) -> int:
         """Run until asked to stop; the exit code: 0 after a clean stop, 1 if startup failed."""
@@ -85,6 +88,7 @@ class Daemon:
         await self._runner.setup()
         for sock in (unix_sock, tcp_sock):
             await web.SockSite(self._runner, sock).start()
+        self._listening = [unix_sock, tcp_sock]
         self._write_addr_file()
         log.daemon.info(
             "listening on http://%s and %s", self.state.listeners.tcp, self.config.socket
@@ -157,6 +161,7 @@ class Daemon:
         self.state.is_stopping = True
         deadline = self.config.daemon.shutdown_timeout_s
         log.daemon.info("stopping; in-flight requests have %.0f s to finish", deadline)
+        await self._stop_accepting()
         for site in list(runner.sites):
             await site.stop()
         # Requests first, connections after. aiohttp's cleanup marks every connection closing
@@ -175,6 +180,22 @@ class Daemon:
             connection.cancel()  # aiohttp closes a connection whose task is cancelled
         await runner.cleanup()
         return cut
+
+    async def _stop_accepting(self) -> None:
+        """No new connections, and those already accepted get their transports before the
+        servers close.
+
+        The loop accepts a connection in one iteration and makes its transport in a later one.
+        On Python 3.11 a server closed in between fails that step, and the accepted socket is
+        left open for the collector, its client waiting on nothing. Without a reader on the
+        listening sockets nothing more is accepted; a few iterations let the accepted ones be
+        made, and the drain then treats them as any other connection.
+        """
+        loop = asyncio.get_running_loop()
+        for sock in self._listening:
+            loop.remove_reader(sock.fileno())
+        for _ in range(ACCEPT_SETTLE_ITERATIONS):
+            await asyncio.sleep(0)
 
     async def _wait_unless_forced(self, work: Coroutine[Any, Any, None], limit_s: float) -> bool:
         """Await `work` for at most `limit_s`, or until a forced stop; True if forced."""
