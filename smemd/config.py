@@ -185,7 +185,7 @@ class EngineConfig(Section):
     half_life_days: Annotated[float, msgspec.Meta(ge=0)] = 0.0
     ingest_concurrency: Annotated[int, msgspec.Meta(ge=1, le=64)] = 4  # jobs worked side by side
     # Vector search scans a namespace exactly up to this many rows; past it, a reduced first
-    # pass and an exact re-score of its best 800 (engine/reduction.py).
+    # pass and an exact re-score of its best 800 (engine/index/reduction.py).
     exact_scan_up_to: Annotated[int, msgspec.Meta(ge=0)] = 20_000
     # Dreaming types memories and links them while the models are idle: after this many
     # seconds without a search or an ingest job. $SMEM_DREAMING=0 turns it off.

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from smemd.engine import logistic
+from smemd.engine.judgement import logistic
 from tests.conftest import Running, StartDaemon
 from tests.dreams import (
     GRADED,

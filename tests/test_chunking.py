@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smemd.engine.chunking import Chunk, chunk_text
+from smemd.engine.ingest.chunking import Chunk, chunk_text
 
 
 def squeeze(text: str) -> str:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from smemd.config import ConfigError, load
-from smemd.engine.linker import extends_by_words
+from smemd.engine.dreaming.linker import extends_by_words
 from tests.conftest import StartDaemon
 from tests.dreams import (
     BOILER,

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from smemd.engine.evidence import (
+from smemd.engine.recall.evidence import (
     REDACTED,
     answer_prompt,
     compress,
@@ -18,7 +18,7 @@ from smemd.engine.evidence import (
     redact,
     sanitize,
 )
-from smemd.engine.recall import Hit
+from smemd.engine.recall.hybrid import Hit
 from smemd.store.records import Chunk, Document, Memory
 
 # What a model could read as either marker: a bracket (fullwidth or small too), a slash, the word.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smemd.engine.facts import candidate_facts, classify
+from smemd.engine.ingest.sentence_facts import candidate_facts, classify
 
 
 def test_a_chat_turn_keeps_the_event_and_drops_the_greetings() -> None:

@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Iterator
 import aiohttp
 import pytest
 
-from smemd.engine.judge import (
+from smemd.engine.judgement.letter_judge import (
     LETTERS,
     Judge,
     Question,
@@ -18,7 +18,7 @@ from smemd.engine.judge import (
     letter_positions,
     letters_for,
 )
-from smemd.engine.questions import (
+from smemd.engine.judgement.questions import (
     TYPES,
     Outcome,
     chosen_type,

@@ -15,8 +15,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from smemd.engine.judge import Judge
-from smemd.engine.typer import TYPE_BATCH
+from smemd.engine.dreaming.typer import TYPE_BATCH
+from smemd.engine.judgement.letter_judge import Judge
 from smemd.fleet.llama import LlamaClient
 from tests.bench import judges
 from tests.fakes.llama_server import FakeLlamaServer, Reply

@@ -7,8 +7,8 @@ import sqlite3
 
 import pytest
 
-from smemd.engine.lexical import query_terms
-from smemd.engine.lexicalindex import LexicalIndex
+from smemd.engine.index.bm25 import LexicalIndex
+from smemd.engine.index.words import query_terms
 
 WORDS = """alex moved portland seattle running runs ran hiking trail coffee morning painted
 painting sister brother dog cats adopted adoption guitar lessons lesson concert tickets camping

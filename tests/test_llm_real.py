@@ -18,10 +18,10 @@ import aiohttp
 import msgspec
 import pytest
 
-from smemd.engine.evidence import answer_prompt, compress, parse_citations
-from smemd.engine.judge import TOP_LOGPROBS, Judge, Judgement, letters_for
-from smemd.engine.llmfacts import KINDS, extract_facts
-from smemd.engine.questions import reconcile_options, type_batch, type_options
+from smemd.engine.ingest.model_facts import KINDS, extract_facts
+from smemd.engine.judgement.letter_judge import TOP_LOGPROBS, Judge, Judgement, letters_for
+from smemd.engine.judgement.questions import reconcile_options, type_batch, type_options
+from smemd.engine.recall.evidence import answer_prompt, compress, parse_citations
 from smemd.fleet.llama import LlamaClient
 from tests.llama_tools import serving
 from tests.test_evidence import m_hit, memory

@@ -13,7 +13,7 @@ import aiohttp
 import msgspec
 import pytest
 
-from smemd.engine.llmfacts import (
+from smemd.engine.ingest.model_facts import (
     KINDS,
     ExtractionFailed,
     LlmFact,
@@ -168,7 +168,7 @@ async def test_malformed_items_are_skipped_with_a_reason(
         {"text": "  ", "type": "fact", "eventDate": None, "entities": []},
         {"text": "Dana Ruiz flew to Oslo yesterday", "type": "episode", "eventDate": None},
     ]  # fmt: skip
-    caplog.set_level(logging.INFO, logger="smemd.engine.llmfacts")
+    caplog.set_level(logging.INFO, logger="smemd.engine.ingest.model_facts")
     async with FakeLlamaServer(chat=[("", answer(items))]) as fake:
         llama = LlamaClient(session, fake.url, node="fake")
         facts = await extract_facts(llama, [MEETING], source="doc.md", document_date=FRIDAY)

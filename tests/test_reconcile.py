@@ -5,7 +5,7 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from smemd.engine.reconcile import Decision, decide
+from smemd.engine.judgement.reconcile_by_rules import Decision, decide
 
 
 class Near(msgspec.Struct, frozen=True):

@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 
-from smemd.engine.relativedates import event_date, relative_dates, resolve
+from smemd.engine.dates.relative import event_date, relative_dates, resolve
 from smemd.instants import utc_day
 
 FRIDAY = date(2025, 3, 14)

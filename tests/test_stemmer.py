@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smemd.engine.stemmer import stem
+from smemd.engine.index.stemmer import stem
 
 PAPER = """caresses caress ponies poni ties ti caress caress cats cat feed feed agreed agre
 plastered plaster bled bled motoring motor sing sing conflated conflat troubled troubl sized size

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from smemd.engine.timeframe import timeframe
+from smemd.engine.dates.absolute import timeframe
 
 
 def at(text: str) -> float:

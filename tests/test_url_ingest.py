@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import pytest
 
-from smemd.engine.fetching import url_of
+from smemd.engine.ingest.fetching import url_of
 from tests.conftest import Running, StartDaemon
 from tests.daemon_process import DaemonProcess, clean_env
 from tests.fakes.documents import ARTICLE, ARTICLE_TITLE, BOILERPLATE

@@ -14,7 +14,7 @@ from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import decode, reply
 from smemd.engine.core import Engine
-from smemd.engine.evidence import (
+from smemd.engine.recall.evidence import (
     Compressed,
     Source,
     answer_prompt,
@@ -22,7 +22,7 @@ from smemd.engine.evidence import (
     parse_citations,
     redact,
 )
-from smemd.engine.recall import Hit
+from smemd.engine.recall.hybrid import Hit
 from smemd.errors import BadRequest, Unavailable
 from smemd.fleet.lanes import LaneChatter
 from smemd.fleet.llama import Chat, LlamaClient, LlamaError

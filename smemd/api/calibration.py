@@ -9,8 +9,8 @@ from smemd.api import params
 from smemd.api.render import iso
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
-from smemd.engine import calibration as engine_calibration
 from smemd.engine.core import Engine
+from smemd.engine.judgement import calibration as engine_calibration
 from smemd.errors import BadRequest
 from smemd.protocol import Dreaming
 from smemd.protocol.calibration import (

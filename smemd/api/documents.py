@@ -7,7 +7,7 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
-from smemd.engine.documents import DocumentChange, NewDocument
+from smemd.engine.ingest.documents import DocumentChange, NewDocument
 from smemd.errors import STORE_CANNOT_WRITE, SmemError
 from smemd.protocol.memory import (
     AddDocument,

@@ -17,8 +17,8 @@ from smemd.api.forms import Part, read_form
 from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import check_depth, reply
-from smemd.engine.documents import DocumentChange, NewDocument, TaskType
-from smemd.engine.fetching import CONVERT_TIMEOUT_S
+from smemd.engine.ingest.documents import DocumentChange, NewDocument, TaskType
+from smemd.engine.ingest.fetching import CONVERT_TIMEOUT_S
 from smemd.errors import BadRequest, SmemError
 from smemd.fetch.convert import Unconvertible, convert_isolated, kind_of
 from smemd.protocol.memory import DocumentRef, FileForm, Metadata

@@ -9,7 +9,7 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
-from smemd.engine.recall import Hit
+from smemd.engine.recall.hybrid import Hit
 from smemd.errors import BadRequest
 from smemd.protocol.memory import (
     Fact,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from smemd import instants
 from smemd.engine.memories import Related
-from smemd.engine.recall import Hit
+from smemd.engine.recall.hybrid import Hit
 from smemd.protocol.memory import (
     ChunkOut,
     DocumentOut,

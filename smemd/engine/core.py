@@ -7,18 +7,18 @@ import logging
 from pathlib import Path
 
 from smemd.config import EngineConfig, IngestConfig
-from smemd.engine.calibration import DEFAULT_THRESHOLDS, Calibration
-from smemd.engine.documents import Documents
-from smemd.engine.dreaming import Dreamer
-from smemd.engine.fetching import Fetcher
-from smemd.engine.indexes import Indexes
-from smemd.engine.judge import Judge
-from smemd.engine.labels import Labels
+from smemd.engine.dreaming.dreamer import Dreamer
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest.documents import Documents
+from smemd.engine.ingest.fetching import Fetcher
+from smemd.engine.ingest.worker import Worker
+from smemd.engine.judgement.calibration import DEFAULT_THRESHOLDS, Calibration
+from smemd.engine.judgement.labels import Labels
+from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.memories import Memories
-from smemd.engine.profile import Profiles
 from smemd.engine.quiet import QuietClock
-from smemd.engine.recall import Recall, Reranker
-from smemd.engine.worker import Worker
+from smemd.engine.recall.hybrid import Recall, Reranker
+from smemd.engine.recall.profile import Profiles
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import EVERY_NAMESPACE, Store

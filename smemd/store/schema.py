@@ -166,7 +166,7 @@ async def m0001_initial(db: aiosqlite.Connection) -> None:
 
 
 async def m0002_drop_full_text(db: aiosqlite.Connection) -> None:
-    """Recall ranks words in memory now (engine/lexicalindex.py): FTS5's bm25() cost about a
+    """Recall ranks words in memory now (engine/index/bm25.py): FTS5's bm25() cost about a
     microsecond per matching row, and its triggers a second write of every text."""
     await execute_script(
         db,

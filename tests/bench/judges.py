@@ -25,8 +25,9 @@ from typing import TypeVar
 import aiohttp
 import msgspec
 
-from smemd.engine.judge import Judge
-from smemd.engine.questions import (
+from smemd.engine.dreaming.typer import TYPE_BATCH
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.questions import (
     Outcome,
     OutcomeKind,
     chosen_type,
@@ -34,7 +35,6 @@ from smemd.engine.questions import (
     type_batch,
     type_options,
 )
-from smemd.engine.typer import TYPE_BATCH
 from smemd.fleet.llama import LlamaClient, LlamaError
 from smemd.store.records import MemoryType
 

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from smemd.engine.indexes import Indexes
-from smemd.engine.profile import LIVE_NOW, Profiles
-from smemd.engine.recall import Recall
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.recall.hybrid import Recall
+from smemd.engine.recall.profile import LIVE_NOW, Profiles
 from smemd.fleet.builtin import HashedEmbedder
 from smemd.store.api import Store
 from smemd.store.records import MemoryType, NewMemory

@@ -16,11 +16,11 @@ from typing import Literal
 
 import msgspec
 
-from smemd.engine.indexes import Indexes
-from smemd.engine.judge import Judge
-from smemd.engine.linker import Linker
+from smemd.engine.dreaming.linker import Linker
+from smemd.engine.dreaming.typer import Typer
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
-from smemd.engine.typer import Typer
 from smemd.store.api import Store
 
 log = logging.getLogger("smemd.dreaming")

@@ -23,11 +23,11 @@ from typing import Any, Literal, Protocol
 import msgspec
 import numpy as np
 
+from smemd.engine.dates.absolute import Timeframe, timeframe
 from smemd.engine.filters import Filter
-from smemd.engine.indexes import Indexes, KindIndex, NamespaceIndexes
-from smemd.engine.lexical import query_terms
+from smemd.engine.index.per_namespace import Indexes, KindIndex, NamespaceIndexes
+from smemd.engine.index.words import query_terms
 from smemd.engine.quiet import QuietClock
-from smemd.engine.timeframe import Timeframe, timeframe
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
 from smemd.store.records import Chunk, Document, Memory

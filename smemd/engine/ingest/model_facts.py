@@ -17,12 +17,12 @@ from typing import Any, Protocol
 
 import msgspec
 
-from smemd.engine.facts import FactKind
-from smemd.engine.relativedates import event_date
+from smemd.engine.dates.relative import event_date
+from smemd.engine.ingest.sentence_facts import FactKind
 from smemd.errors import SmemError
 from smemd.fleet.llama import Chat, Message
 
-log = logging.getLogger("smemd.engine.llmfacts")
+log = logging.getLogger("smemd.engine.ingest.model_facts")
 
 GROUP_CHARS = 3000
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}")

@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 
 from smemd.engine.ids import now
-from smemd.engine.judge import Judge
-from smemd.engine.questions import TYPES, chosen_type, type_batch
-from smemd.engine.verdicts import judged
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.questions import TYPES, chosen_type, type_batch
+from smemd.engine.judgement.verdicts import judged
 from smemd.store.api import Store
 
 log = logging.getLogger("smemd.dreaming")

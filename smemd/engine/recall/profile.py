@@ -15,7 +15,7 @@ import msgspec
 
 from smemd.engine.filters import Filter
 from smemd.engine.ids import now
-from smemd.engine.recall import Query, Recall
+from smemd.engine.recall.hybrid import Query, Recall
 from smemd.store.api import Store
 from smemd.store.records import Memory
 

@@ -2,7 +2,7 @@
 
 The boundary is `<evidence id="NONCE">` … `</evidence id="NONCE">` with a fresh random nonce per
 call, so stored text cannot know the closing marker; anything in the text that looks like either
-marker is escaped as well. Strings that look like keys or tokens are redacted (redaction.py) before
+marker is escaped as well. Strings that look like keys or tokens are redacted (`redaction`) before
 rendering: what is recalled goes to a model and back to a caller, and neither needs them.
 """
 
@@ -17,9 +17,9 @@ from typing import Literal
 
 import msgspec
 
-from smemd.engine.recall import Hit
-from smemd.engine.redaction import REDACTED as REDACTED  # callers import it from here too
-from smemd.engine.redaction import redact
+from smemd.engine.recall.hybrid import Hit
+from smemd.engine.recall.redaction import REDACTED as REDACTED  # callers import it from here too
+from smemd.engine.recall.redaction import redact
 from smemd.instants import utc_day
 from smemd.store.records import Document
 

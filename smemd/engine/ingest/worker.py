@@ -16,14 +16,14 @@ from collections.abc import Awaitable, Callable
 import msgspec
 
 from smemd.config import IngestConfig
-from smemd.engine import chunking
-from smemd.engine.extract import extract_candidates
-from smemd.engine.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ids import new_id, now
-from smemd.engine.indexes import Indexes
-from smemd.engine.judge import Judge
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest import chunking
+from smemd.engine.ingest.extracting import extract_candidates
+from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
+from smemd.engine.ingest.reconciling import JobGone, Reconciler, check_current
+from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
-from smemd.engine.reconciler import JobGone, Reconciler, check_current
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import Store, Writer

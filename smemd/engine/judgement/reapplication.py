@@ -7,7 +7,7 @@ from __future__ import annotations
 import msgspec
 
 from smemd.engine.ids import now
-from smemd.engine.verdicts import NONE, target_of
+from smemd.engine.judgement.verdicts import NONE, target_of
 from smemd.store.api import Writer
 from smemd.store.records import Judged, JudgeKind, MemoryType
 

@@ -3,7 +3,7 @@
 The document's date is the reference: "Last Tuesday's meeting was cancelled" written on Friday
 2025-03-14 happened on 2025-03-11. Models are poor at calendar arithmetic, so an eventDate an LLM
 gives is checked here and replaced when a phrase in the fact contradicts it. Absolute dates are
-`timeframe`'s; days are UTC days, as there.
+`absolute`'s; days are UTC days, as there.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from datetime import UTC, date, datetime, timedelta
 
 import msgspec
 
-from smemd.engine.timeframe import timeframe
+from smemd.engine.dates.absolute import timeframe
 
 _WEEKDAYS = "monday tuesday wednesday thursday friday saturday sunday".split()
 _WEEKDAY = r"(?P<weekday>" + "|".join(_WEEKDAYS) + r")"

@@ -13,11 +13,11 @@ import logging
 import numpy as np
 
 from smemd.engine.ids import now
-from smemd.engine.indexes import Indexes
-from smemd.engine.judge import Judge
-from smemd.engine.lexical import STOPWORDS, tokens
-from smemd.engine.questions import LINK_CANDIDATES, link_options
-from smemd.engine.verdicts import NONE, judged, outcome_key, target_of
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.index.words import STOPWORDS, tokens
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.questions import LINK_CANDIDATES, link_options
+from smemd.engine.judgement.verdicts import NONE, judged, outcome_key, target_of
 from smemd.store.api import Store
 from smemd.store.records import Judged, Memory
 

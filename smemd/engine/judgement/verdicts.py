@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from smemd.engine.ids import new_id, now
-from smemd.engine.judge import LETTERS, Judgement
+from smemd.engine.judgement.letter_judge import LETTERS, Judgement
 from smemd.store.records import Judged, JudgeKind
 
 NONE = "none"  # the outcome key of "no link"

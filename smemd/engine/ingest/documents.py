@@ -10,12 +10,12 @@ from typing import Any, Literal
 
 import msgspec
 
-from smemd.engine.chunking import title_of
-from smemd.engine.fetching import url_of
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
-from smemd.engine.indexes import Indexes
-from smemd.engine.worker import Worker
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest.chunking import title_of
+from smemd.engine.ingest.fetching import url_of
+from smemd.engine.ingest.worker import Worker
 from smemd.errors import STORE_CANNOT_WRITE, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Chunk, Document

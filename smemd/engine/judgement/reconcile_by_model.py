@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from smemd.engine.judge import Judge
-from smemd.engine.questions import reconcile_options
-from smemd.engine.reconcile import Decision, Neighbour, decide
-from smemd.engine.verdicts import DISTINCT, judged, outcome_key
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.questions import reconcile_options
+from smemd.engine.judgement.reconcile_by_rules import Decision, Neighbour, decide
+from smemd.engine.judgement.verdicts import DISTINCT, judged, outcome_key
 from smemd.store.records import Judged
 
 DUPLICATE_AT = 0.97

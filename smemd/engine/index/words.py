@@ -6,7 +6,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from smemd.engine.stemmer import stem
+from smemd.engine.index.stemmer import stem
 
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)  # letters and digits; "_" separates, as in unicode61
 

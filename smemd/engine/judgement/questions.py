@@ -9,7 +9,7 @@ from typing import Literal
 
 import msgspec
 
-from smemd.engine.judge import Batch, Judgement, Question, one_line
+from smemd.engine.judgement.letter_judge import Batch, Judgement, Question, one_line
 from smemd.store.records import MemoryType
 
 OutcomeKind = Literal["duplicate", "updates", "extends", "distinct"]

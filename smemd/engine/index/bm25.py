@@ -8,7 +8,7 @@ expects, and the formula is FTS5's (k1 = 1.2, b = 0.75, idf floored at 1e-6).
 
 Postings live in one compressed array per index (term → slice), rebuilt when the recent
 postings kept beside it grow past a quarter of it; removed rows are dropped at that rebuild.
-Keys are the store's row numbers (seq), as in `vectorindex`.
+Keys are the store's row numbers (seq), as in `vectors`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
-from smemd.engine.lexical import tokens
+from smemd.engine.index.words import tokens
 
 K1 = 1.2
 B = 0.75

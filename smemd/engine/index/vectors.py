@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from smemd.engine.heap import release_freed_memory
-from smemd.engine.reduction import Reduction
+from smemd.engine.index.heap import release_freed_memory
+from smemd.engine.index.reduction import Reduction
 
 EXACT_UP_TO = 20_000
 RESCORE = 800

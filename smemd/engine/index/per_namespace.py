@@ -7,9 +7,9 @@ from collections.abc import Awaitable, Callable, Collection, Sequence
 
 import numpy as np
 
-from smemd.engine.heap import release_freed_memory
-from smemd.engine.lexicalindex import LexicalIndex
-from smemd.engine.vectorindex import EXACT_UP_TO, FlatIndex
+from smemd.engine.index.bm25 import LexicalIndex
+from smemd.engine.index.heap import release_freed_memory
+from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
 from smemd.store import deadline
 from smemd.store.api import Reader, Store
 from smemd.store.records import IndexRows

@@ -1,7 +1,7 @@
 """The extracting phase: candidate facts from a document's chunks, typed and embedded.
 
 With a model (the fleet's background chat lane) the LLM reads the chunks in groups
-(`llmfacts`); without one, a heuristic cuts facts from each chunk's sentences.
+(`model_facts`); without one, a heuristic cuts facts from each chunk's sentences (`sentence_facts`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
-from smemd.engine import facts
-from smemd.engine.llmfacts import Chatter, LlmFact, extract_facts
+from smemd.engine.ingest import sentence_facts
+from smemd.engine.ingest.model_facts import Chatter, LlmFact, extract_facts
 from smemd.fleet.builtin import Embedder
 from smemd.instants import utc_day
 from smemd.store.api import Store
@@ -75,9 +75,9 @@ def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Ca
         prefix, text = (
             (speaker.group(0), chunk.text[speaker.end() :]) if speaker else ("", chunk.text)
         )
-        for fact in facts.candidate_facts(text):
+        for fact in sentence_facts.candidate_facts(text):
             fact = prefix + fact
-            kind = facts.classify(fact)
+            kind = sentence_facts.classify(fact)
             candidates.append(
                 Candidate(
                     job_id=job.id,

@@ -15,11 +15,11 @@ from typing import Literal
 
 import msgspec
 
-from smemd.engine import logistic
 from smemd.engine.ids import now
-from smemd.engine.judge import DEFAULT_THRESHOLD, Judge
-from smemd.engine.questions import LINK_THRESHOLD
-from smemd.engine.reapplication import reapply
+from smemd.engine.judgement import logistic
+from smemd.engine.judgement.letter_judge import DEFAULT_THRESHOLD, Judge
+from smemd.engine.judgement.questions import LINK_THRESHOLD
+from smemd.engine.judgement.reapplication import reapply
 from smemd.store.api import EVERY_NAMESPACE, Reader, Store
 from smemd.store.records import Judged, JudgeKind
 

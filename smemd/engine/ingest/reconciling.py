@@ -1,7 +1,7 @@
 """The reconciling phase: each candidate against its nearest memories, all in one commit.
 
-The decision is the heuristic's (`reconcile.decide`), or the LLM judge's when the fleet has a
-model (`judged`); this module gathers the neighbours, applies decisions as versions, sources
+The decision is the heuristic's (`reconcile_by_rules.decide`), or the LLM judge's when the fleet has a
+model (`reconcile_by_model`); this module gathers the neighbours, applies decisions as versions, sources
 and relations, and keeps the index in step.
 """
 
@@ -13,10 +13,10 @@ import msgspec
 import numpy as np
 
 from smemd.engine.ids import new_id, now
-from smemd.engine.indexes import Indexes
-from smemd.engine.judge import Judge
-from smemd.engine.judged import judged_decision
-from smemd.engine.reconcile import Decision, decide
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.reconcile_by_model import judged_decision
+from smemd.engine.judgement.reconcile_by_rules import Decision, decide
 from smemd.store.api import Store, Writer
 from smemd.store.records import Candidate, Document, Job, Judged, Memory, NewMemory
 
