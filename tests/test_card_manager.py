@@ -195,7 +195,8 @@ async def test_a_node_stuck_booting_fails_after_its_timeouts_and_the_others_come
         manager(sim, tmp_path, boot=["node2", "node5"], timeouts=timeouts) as cards,
     ):
         await eventually(lambda: cards.node("node2").state == "failed")
-        assert cards.node("node5").state == "up"
+        # node5 is not held back by node2 (on a busy machine it may still be on its way).
+        await eventually(lambda: cards.node("node5").state == "up")
         view = cards.node("node2")
         assert "ready: still booting after 0.3 s" in view.last_error
         assert "gave up after 2 attempts" in view.last_error
