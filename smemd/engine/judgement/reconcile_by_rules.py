@@ -28,7 +28,7 @@ class Neighbour(Protocol):
 class Decision(msgspec.Struct, frozen=True, kw_only=True):
     """What to do with a new fact; `target` is the memory it duplicates, updates or extends."""
 
-    kind: Literal["duplicate", "updates", "extends", "distinct"]
+    kind: Literal["duplicate", "updates", "extends", "contradicts", "distinct"]
     target: str | None
     score: float
     reason: str
