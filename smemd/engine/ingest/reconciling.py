@@ -157,7 +157,7 @@ class Reconciler:
             entities=candidate.entities, valid_from=valid_from(candidate, doc, t),
         )  # fmt: skip
         target = None
-        if decision.kind in ("updates", "extends") and decision.target is not None:
+        if decision.kind in ("updates", "extends", "contradicts") and decision.target is not None:
             targets = await writer.memories_by_id([decision.target])
             target = targets[0] if targets else None
         kind = decision.kind
