@@ -25,6 +25,7 @@ from tests.dreams import (
     judgements,
     memories,
     tables,
+    unlink,
     with_model,
 )
 from tests.fakes.llama_server import FakeLlamaServer
@@ -164,13 +165,15 @@ def test_smem_dreaming_switches_it_off_and_rejects_nonsense(tmp_path: Path) -> N
 async def test_without_a_model_dreaming_links_by_words_and_nothing_errors(
     start_daemon: StartDaemon,
 ) -> None:
-    running = await start_daemon(engine__dreaming_quiet_s=0.2)
+    # Quiet long enough for the links ingest made to be dropped before dreaming starts.
+    running = await start_daemon(engine__dreaming_quiet_s=1.0)
     for text in (TEA, HONEY, BOILER):
         status, body, _ = await call(running.unix, "POST", f"{NS}/document", json={"content": text})
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
     await asyncio.wait_for(engine.wait_idle(), 30)
+    await unlink(running)
     done = await dreamt(running)
     assert done["heuristics"] == ["typing", "links"] and done["typingAsked"] == 0
     assert done["linked"] == 1, done  # the tea with honey says all the tea says, and more

@@ -51,7 +51,8 @@ def memory(
     return Memory(
         seq=1, id=id, namespace="ns", text=text, type="fact", version=1, is_latest=True,
         root_id=id, parent_id=None, document_id=document_id, chunk_id=chunk_id,
-        created_at=T0 + 999_999, updated_at=T0, event_at=event_at, valid_until=None,
+        created_at=T0 + 999_999, updated_at=T0, event_at=event_at, valid_from=T0,
+        valid_until=None, superseded_at=None,
         forgotten_at=None, forget_reason=None, expires_at=None, is_static=False,
         is_inference=False, metadata={},
     )  # fmt: skip

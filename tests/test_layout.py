@@ -13,7 +13,7 @@ SHARED = {"ids", "quiet", "filters"}
 ALLOWED = {
     "dates": set(),
     "index": set(),
-    "judgement": {"ids"},
+    "judgement": {"ids", "index"},
     "ingest": {"dates", "index", "judgement"} | SHARED,
     "recall": {"dates", "index"} | SHARED,
     "dreaming": {"index", "judgement"} | SHARED,

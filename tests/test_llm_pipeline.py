@@ -30,6 +30,8 @@ FACTS = {
                  "eventDate": None, "entities": ["Alex"]}],
     "resides": [{"text": "Alex resides in the city of Portland", "type": "fact", "eventDate": None,
                  "entities": ["Alex", "Portland"]}],
+    "Denver": [{"text": "Alex lives in Denver", "type": "fact", "eventDate": None,
+                "entities": ["Alex", "Denver"]}],
     "meeting": [{"text": "The meeting with Sam was cancelled", "type": "episode",
                  "eventDate": "2025-03-12", "entities": ["Sam"]}],
 }  # fmt: skip
@@ -57,11 +59,15 @@ def model(body: Mapping[str, Any]) -> str | Reply:
         if "empty" in prompt:
             return ""  # a reasoning model that spent its budget thinking
         text = prompt.split("<document", 1)[-1]
-        keys = ("balcony", "resides", "meeting", "Portland", "Seattle")
+        keys = ("balcony", "resides", "meeting", "Denver", "Portland", "Seattle")
         key = next((k for k in keys if k in text), None)
         return json.dumps(FACTS[key] if key else [])
     if "grammar" in body:  # the reconciliation judge
         new_fact = prompt.split("New fact:", 1)[1].splitlines()[0]
+        if "Denver" in new_fact:  # leaning to a change, under the bar
+            change = letter_for(prompt, OUTCOMES["updates"])
+            first, second = [letter for letter in "ABCD" if letter != change][:2]
+            return Reply(probs={change: 0.4, first: 0.3, second: 0.3})
         outcome = (
             "extends" if "balcony" in new_fact
             else "duplicate" if "resides" in new_fact
@@ -165,7 +171,8 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     assert len(moved["options"]) == len(moved["probabilities"]) == 4
     assert max(moved["probabilities"]) == pytest.approx(0.9 / 0.95, abs=1e-4)
     balcony = calls["Alex lives in Portland in a flat with a balcony"]
-    assert balcony["applied"] == f"extends:{portland}" and balcony["fallback"] == "distinct"
+    assert balcony["applied"] == f"extends:{portland}"
+    assert balcony["fallback"] == f"extends:{portland}"  # it says all the old fact says, and more
     duplicate = calls["Alex resides in the city of Portland"]
     assert duplicate["applied"] == f"duplicate:{portland}" and duplicate["subjectId"] == portland
 
@@ -212,3 +219,24 @@ async def test_extraction_calls_are_bounded_by_their_own_timeout(
     assert status == 200
     (job,) = [j for j in jobs["jobs"] if j["documentId"] == doc["id"]]
     assert job["error"].endswith("no answer within 1 s"), job
+
+
+async def test_a_change_the_judge_is_unsure_of_is_a_contradiction(running: Running) -> None:
+    await ingest(running, "Portland")
+    await ingest(running, "Denver")
+    by_text = {m["memory"]: m for m in await memories(running)}
+    portland, denver = by_text["Alex lives in Portland"], by_text["Alex lives in Denver"]
+    # Neither supersedes the other: both stay latest, and the pair waits for a person.
+    assert portland["isLatest"] and denver["isLatest"]
+    engine = running.daemon.state.engine
+    assert engine is not None
+    async with engine.store.read() as reader:
+        relations = await reader.relations_of([denver["id"]])
+    assert [(r.from_id, r.to_id, r.kind) for r in relations] == [
+        (denver["id"], portland["id"], "contradicts")
+    ]
+    status, log, _ = await call(running.unix, "GET", "http://smemd/v1/judgements?kind=reconcile")
+    assert status == 200, log
+    (unsure,) = [c for c in log["judgements"] if c["text"] == "Alex lives in Denver"]
+    assert not unsure["decided"] and unsure["proposal"] == f"updates:{portland['id']}"
+    assert unsure["applied"] == f"contradicts:{portland['id']}" and unsure["fallback"] == "distinct"

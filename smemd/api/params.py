@@ -122,6 +122,8 @@ class SearchOptions(Protocol):
     @property
     def as_of(self) -> str | None: ...
     @property
+    def as_of_recorded(self) -> str | None: ...
+    @property
     def half_life_days(self) -> float | None: ...
     @property
     def rerank(self) -> str | None: ...
@@ -135,6 +137,7 @@ def search_query(
     return Query(
         text=text, mode=options.search_mode, limit=options.limit, threshold=options.threshold,
         filter=filter_of(options.filter), as_of=timestamp(options.as_of, "$.asOf"),
+        as_of_recorded=timestamp(options.as_of_recorded, "$.asOfRecorded"),
         half_life_days=engine.config.half_life_days if half_life is None else half_life,
         include_forgotten=include_forgotten, rerank=options.rerank != "none",
     )  # fmt: skip

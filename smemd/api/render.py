@@ -74,7 +74,8 @@ def memory(m: Memory, now: float) -> MemoryOut:
         is_inference=m.is_inference, is_latest=m.is_latest, is_forgotten=m.is_forgotten(now),
         version=m.version, system=System(created_at=iso(m.created_at), updated_at=iso(m.updated_at)),
         type=m.type, root_id=m.root_id, parent_id=m.parent_id, document_id=m.document_id,
-        event_at=iso(m.event_at), valid_until=iso(m.valid_until), forgotten_at=iso(m.forgotten_at),
+        event_at=iso(m.event_at), valid_from=iso(m.valid_from), valid_until=iso(m.valid_until),
+        superseded_at=iso(m.superseded_at), forgotten_at=iso(m.forgotten_at),
         forget_reason=m.forget_reason, expires_at=iso(m.expires_at), typed_by=m.typed_by,
         entities=m.entities or None,
     )  # fmt: skip
@@ -89,7 +90,8 @@ def search_result(hit: Hit, now: float) -> SearchResult:
             is_latest=m.is_latest and not m.is_forgotten(now), is_inference=m.is_inference,
             system=System(created_at=iso(m.created_at), updated_at=iso(m.updated_at)),
             document_id=m.document_id, version=m.version, type=m.type, typed_by=m.typed_by,
-            entities=m.entities or None,
+            entities=m.entities or None, valid_from=iso(m.valid_from),
+            valid_until=iso(m.valid_until),
         )  # fmt: skip
     assert hit.chunk is not None
     c, doc = hit.chunk, hit.document

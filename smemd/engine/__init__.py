@@ -6,7 +6,7 @@ them to it):
 - `dates`: calendar expressions, absolute and relative, as days and windows. Imports nothing.
 - `index`: one namespace's in-memory vector and BM25 indexes. Imports nothing of the engine.
 - `judgement`: the letter-probability judge, its questions, the heuristic and model reconcile
-  decisions, people's labels and calibration.
+  decisions, people's labels and calibration. Imports `index` for its words.
 - `ingest`: documents in, and the durable worker's phases: fetching, chunking, extracting,
   reconciling.
 - `recall`: hybrid search, the profile, and evidence rendered for a model.

@@ -157,21 +157,26 @@ class Memories:
                     "not the latest version",
                     f"update the chain's latest version, not {memory_id!r}",
                 )
+            t = now()
             new = await writer.insert_memory(
                 NewMemory(
                     id=new_id("mem"), namespace=namespace, text=text, type=old.type,
-                    root_id=old.root_id, version=old.version + 1, parent_id=old.id,
-                    document_id=old.document_id, chunk_id=old.chunk_id, event_at=old.event_at,
-                    expires_at=expires_at, is_static=old.is_static, metadata=old.metadata,
-                    entities=old.entities,
+                    root_id=old.root_id, document_id=old.document_id, chunk_id=old.chunk_id,
+                    event_at=old.event_at, expires_at=expires_at, is_static=old.is_static,
+                    metadata=old.metadata, entities=old.entities,
+                    # A correction holds from now, and never before what it corrects.
+                    valid_from=max(t, old.valid_from),
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again
-                vector, now(),
+                vector, t,
             )  # fmt: skip
-            await writer.supersede(old.id, now())
-            await writer.add_relation(new.id, old.id, "updates", 1.0, now())
+            chain = await writer.rechain(old.root_id, t)
+            new = next(m for m in await writer.memories_by_id([new.id]))
         if (loaded := self.indexes.loaded(namespace)) is not None:
-            loaded.memories.set_live(old.seq, False)
-            loaded.memories.add([new.seq], vector.reshape(1, -1), [new.text], [True])
+            loaded.memories.add([new.seq], vector.reshape(1, -1), [new.text], [False])
+            for version in chain:
+                loaded.memories.set_live(
+                    version.seq, version.is_latest and version.forgotten_at is None
+                )
         return new
 
     async def _expire(self, namespace: str, memory_id: str, at: float | None) -> Memory:

@@ -21,7 +21,8 @@ class Compress(Request):
     threshold: Annotated[float, msgspec.Meta(ge=0, le=1)] = 0.3
     filter: Any = None  # validated by smemd.engine.filters, which names the bad path
     rerank: Literal["none", "order", "aggregate"] | None = None
-    as_of: str | None = None
+    as_of: str | None = None  # valid time: what held then, as known now
+    as_of_recorded: str | None = None  # record time: what smem believed then
     half_life_days: Annotated[float, msgspec.Meta(ge=0)] | None = None
 
 

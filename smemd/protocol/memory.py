@@ -99,7 +99,8 @@ class Search(Request):
     rerank: Literal["none", "order", "aggregate"] | None = None
     rewrite_query: bool = False
     # smem's extensions: time travel and recency decay.
-    as_of: str | None = None
+    as_of: str | None = None  # valid time: what held then, as known now
+    as_of_recorded: str | None = None  # record time: what smem believed then
     half_life_days: Annotated[float, msgspec.Meta(ge=0)] | None = None
 
 
@@ -231,7 +232,12 @@ class MemoryOut(Sparse):
     parent_id: str | None = None
     document_id: str | None = None
     event_at: str | None = None
+    # Valid time: from when and until when the fact held in the world (validUntil: the next
+    # version's validFrom). Record time is `system.createdAt`, and `supersededAt` when another
+    # version became the latest.
+    valid_from: str | None = None
     valid_until: str | None = None
+    superseded_at: str | None = None
     forgotten_at: str | None = None
     forget_reason: str | None = None
     expires_at: str | None = None
@@ -333,6 +339,8 @@ class SearchResult(Sparse):
     type: str | None = None
     typed_by: str | None = None
     entities: list[str] | None = None
+    valid_from: str | None = None  # a memory's valid time, as on MemoryOut
+    valid_until: str | None = None
 
 
 class SearchResponse(Reply):

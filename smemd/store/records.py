@@ -7,7 +7,9 @@ from typing import Any, Literal
 import msgspec
 
 MemoryType = Literal["fact", "preference", "episode"]
-RelationKind = Literal["updates", "extends", "derives"]
+# `contradicts`: two facts about one thing at one time that neither supersedes, for a person to
+# review.
+RelationKind = Literal["updates", "extends", "derives", "contradicts"]
 # Who gave a memory its type; None is the heuristic's guess, which dreaming may put to the judge.
 TypedBy = Literal["extraction", "judge", "label"]
 JudgeKind = Literal["reconcile", "type", "link"]
@@ -77,10 +79,16 @@ class Memory(Record):
     parent_id: str | None
     document_id: str | None
     chunk_id: str | None
-    created_at: float
+    created_at: float  # record time: when smem stored it
     updated_at: float
     event_at: float | None
+    # Valid time: from the fact's event date, else its document's date, else when it was stored;
+    # until the next version's valid_from (None while nothing later is known).
+    valid_from: float
     valid_until: float | None
+    # Record time when another version became the latest (None while this one is, or never was
+    # believed: a version placed in the past is superseded as it is stored).
+    superseded_at: float | None
     forgotten_at: float | None
     forget_reason: str | None
     expires_at: float | None
@@ -143,6 +151,7 @@ class NewMemory(Record):
     document_id: str | None = None
     chunk_id: str | None = None
     event_at: float | None = None
+    valid_from: float | None = None  # None: event_at, else the time it is stored
     expires_at: float | None = None
     is_static: bool = False
     is_inference: bool = False

@@ -8,6 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
+from smemd.store.memories import rechain
+
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
 
@@ -259,10 +261,39 @@ async def m0003_judgements(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0004_valid_time(db: aiosqlite.Connection) -> None:
+    """Two times per memory: valid time (when the fact held in the world) orders versions and
+    answers `asOf`; record time (`created_at`, and `superseded_at` when another version took
+    over) answers what smem believed then. `valid_until` was the record time of the supersede
+    and becomes the next version's valid_from. Chains are put in valid-time order, which may
+    differ from the order they were stored in."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE memories ADD COLUMN valid_from REAL;
+        ALTER TABLE memories ADD COLUMN superseded_at REAL;
+        UPDATE memories SET superseded_at = valid_until WHERE is_latest = 0;
+        UPDATE memories SET valid_from = coalesce(
+            event_at,
+            (SELECT d.content_date FROM documents d WHERE d.id = memories.document_id),
+            created_at
+        );
+        CREATE INDEX memories_valid ON memories(namespace, valid_from);
+        """,
+    )
+    roots = await db.execute_fetchall(
+        "SELECT root_id FROM memories GROUP BY root_id HAVING count(*) > 1"
+    )
+    now = time.time()
+    for (root_id,) in roots:
+        await rechain(db, root_id, now)
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
     ("0003_judgements", m0003_judgements),
+    ("0004_valid_time", m0004_valid_time),
 ]
 
 

@@ -210,7 +210,6 @@ async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
     chunk_seqs = [c.seq for c in await writer.chunks_of(doc.id)]
     derived = [m for m in await writer.memories_of_document(doc.id) if m.document_id == doc.id]
     doomed: list[str] = []
-    reinstated: list[int] = []
     for memory in derived:
         others = [d for d in await writer.sources_of(memory.id) if d != doc.id]
         if others:  # another document said it too: the memory stays, sourced there
@@ -218,18 +217,15 @@ async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
             continue
         doomed.append(memory.id)
     doomed_set = set(doomed)
-    for memory in derived:
-        # An update this document made is undone: the version it replaced is latest again.
-        if (
-            memory.id in doomed_set
-            and memory.is_latest
-            and memory.parent_id
-            and memory.parent_id not in doomed_set
-        ):
-            for parent in await writer.memories_by_id([memory.parent_id]):
-                await writer.reinstate(parent.id, now())
-                reinstated.append(parent.seq)
     memory_seqs = [m.seq for m in derived if m.id in doomed_set]
+    # Chains that lose a version close over the gap: an update this document made is undone,
+    # and the version it replaced is latest again.
+    chains = {m.root_id for m in derived if m.id in doomed_set}
     await writer.delete_memories(doomed)
+    reinstated: list[int] = []
+    for root_id in chains:
+        for version in await writer.rechain(root_id, now()):
+            if version.is_latest and version.forgotten_at is None:
+                reinstated.append(version.seq)
     await writer.delete_document_rows(doc.id)
     return _Deleted(chunk_seqs, memory_seqs, reinstated)

@@ -65,12 +65,20 @@ class Reconciler:
     async def reconcile(self, job: Job, doc: Document) -> None:
         async with self.store.read() as reader:
             items = await reader.candidates(job.id)
+            # A revision is reconciled against what the document said before, wherever those
+            # memories rank among the namespace's: its facts are updated, not duplicated.
+            before = (
+                [m for m in await reader.memories_of_document(doc.id) if m.is_latest]
+                if job.revision > 1
+                else []
+            )
         index = (await self.indexes.get(doc.namespace)).memories
         plans: list[Plan] = []
         for candidate, vector in items:
-            neighbours = await self._neighbours(
-                index.vectors.search(vector, NEIGHBOURS), plans, vector
-            )
+            hits = index.vectors.search(vector, NEIGHBOURS)
+            own = [m.seq for m in before]
+            own_hits = list(zip(own, index.vectors.cosines(vector, own), strict=True))
+            neighbours = await self._neighbours(hits, own_hits, plans, vector)
             judged: Judged | None = None
             if self.judge is not None:
                 decision, judged = await judged_decision(
@@ -87,71 +95,87 @@ class Reconciler:
             )
             plans.append(Plan(candidate, vector, decision, judged))
         added: list[Memory] = []
-        superseded: list[int] = []
+        live: dict[int, bool] = {}  # what a chain's re-ordering changed, for the index
         async with self.store.write() as writer:
             await check_current(writer, job)
             for plan in plans:
-                memory = await self._apply(writer, doc, plan, superseded)
+                memory = await self._apply(writer, doc, plan, live)
                 if memory is not None:
                     added.append(memory)
             await writer.delete_candidates(job.id)
             await writer.set_job_phase(job, "done", now())
         # After the commit: the index follows the store, never leads it.
-        for seq in superseded:
-            index.set_live(seq, False)
+        fresh = {m.seq for m in added}
+        for seq, is_live in live.items():
+            if seq not in fresh:
+                index.set_live(seq, is_live)
         if added:
             vectors = {p.memory_id: p.vector for p in plans if p.memory_id}
             index.add(
                 [m.seq for m in added],
                 np.stack([vectors[m.id] for m in added]),
                 [m.text for m in added],
-                [True] * len(added),
+                [live.get(m.seq, True) for m in added],
             )
 
     async def _neighbours(
-        self, hits: list[tuple[int, float]], plans: list[Plan], vector: np.ndarray
-    ) -> list[Neighbour]:
+        self, hits: list[tuple[int, float]], own: list[tuple[int, float]], plans: list[Plan],
+        vector: np.ndarray,
+    ) -> list[Neighbour]:  # fmt: skip
+        """The nearest memories, this job's own new ones among them; `own`, what the document
+        said before a revision, always has its nearest one in."""
         async with self.store.read() as reader:
-            rows = await reader.memories_by_seq([seq for seq, _ in hits])
-        found = [Neighbour(rows[seq].id, rows[seq].text, cos) for seq, cos in hits if seq in rows]
+            rows = await reader.memories_by_seq([seq for seq, _ in hits + own])
+        found = {seq: Neighbour(rows[seq].id, rows[seq].text, cos) for seq, cos in hits + own}
         # Memories this job is about to add are neighbours too: a document may restate itself.
         fresh = [
             Neighbour(p.memory_id, p.candidate.text, float(p.vector @ vector))
             for p in plans
             if p.memory_id is not None
         ]
-        return sorted(found + fresh, key=lambda n: -n.cosine)[:NEIGHBOURS]
+        nearest = sorted([*found.values(), *fresh], key=lambda n: -n.cosine)[:NEIGHBOURS]
+        if own:
+            closest = found[max(own, key=lambda hit: hit[1])[0]]
+            if closest not in nearest:
+                nearest = [*nearest[: NEIGHBOURS - 1], closest]
+        return nearest
 
     async def _apply(
-        self, writer: Writer, doc: Document, plan: Plan, superseded: list[int]
+        self, writer: Writer, doc: Document, plan: Plan, live: dict[int, bool]
     ) -> Memory | None:
         candidate, decision = plan.candidate, plan.decision
         if decision.kind == "duplicate" and decision.target is not None:
             await writer.add_source(decision.target, doc.id, candidate.chunk_id, now())
             await self._log(writer, plan, decision.target)
             return None
+        t = now()
         memory_id = new_id("mem")
         new = NewMemory(
             id=memory_id, namespace=doc.namespace, text=candidate.text, type=candidate.type,
             root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
             event_at=candidate.event_at, metadata=dict(doc.metadata), typed_by=candidate.typed_by,
-            entities=candidate.entities,
+            entities=candidate.entities, valid_from=valid_from(candidate, doc, t),
         )  # fmt: skip
-        parent = None
-        if decision.kind == "updates" and decision.target is not None:
-            parents = await writer.memories_by_id([decision.target])
-            parent = parents[0] if parents and parents[0].is_latest else None
-        if parent is not None:
-            new = msgspec.structs.replace(
-                new, root_id=parent.root_id, parent_id=parent.id, version=parent.version + 1
-            )
-            await writer.supersede(parent.id, now())
-            superseded.append(parent.seq)
-        memory = await writer.insert_memory(new, plan.vector, now())
-        if parent is not None:
-            await writer.add_relation(memory.id, parent.id, "updates", decision.score, now())
-        if decision.kind == "extends" and decision.target is not None:
-            await writer.add_relation(memory.id, decision.target, "extends", decision.score, now())
+        target = None
+        if decision.kind in ("updates", "extends", "contradicts") and decision.target is not None:
+            targets = await writer.memories_by_id([decision.target])
+            target = targets[0] if targets else None
+        kind = decision.kind
+        if kind == "updates" and target is not None and not target.is_latest:
+            target = None  # replaced meanwhile (earlier in this job): a fact of its own
+        if kind == "updates" and target is not None and target.valid_from == new.valid_from:
+            # The same moment with another value: neither can supersede the other.
+            kind = "contradicts"
+        if kind == "updates" and target is not None:
+            new = msgspec.structs.replace(new, root_id=target.root_id)
+        memory = await writer.insert_memory(new, plan.vector, t)
+        if kind == "updates" and target is not None:
+            # Versions are ordered by valid time: a fact about an earlier time than the latest
+            # takes its place in the past, whatever order the documents came in.
+            for version in await writer.rechain(target.root_id, t):
+                live[version.seq] = version.is_latest and version.forgotten_at is None
+        elif kind in ("extends", "contradicts") and target is not None:
+            await writer.add_relation(memory.id, target.id, kind, decision.score, t)
         plan.memory_id = memory.id
         await self._log(writer, plan, memory.id)
         return memory
@@ -161,3 +185,10 @@ class Reconciler:
         """The judgement goes in with what it decided, in the same commit."""
         if plan.judged is not None:
             await writer.log_judgement(msgspec.structs.replace(plan.judged, subject_id=subject_id))
+
+
+def valid_from(candidate: Candidate, doc: Document, stored_at: float) -> float:
+    """When the fact began to hold: its event date, else its document's date, else now."""
+    if candidate.event_at is not None:
+        return candidate.event_at
+    return doc.content_date if doc.content_date is not None else stored_at

@@ -5,4 +5,4 @@
 fact is decided by `reconcile_by_rules` (the heuristic, no model) or `reconcile_by_model` (the
 judge, falling back to the rules when undecided). `labels` are people's corrections, and
 `calibration` (with `logistic` and `reapplication`) moves each judge's threshold from them.
-Imports only `ids` of the engine."""
+Imports only `ids` and `index` (its words) of the engine."""

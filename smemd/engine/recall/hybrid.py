@@ -44,7 +44,8 @@ class Query(msgspec.Struct, kw_only=True):
     limit: int = 10
     threshold: float = 0.0  # a floor on the cosine similarity
     filter: Filter | None = None
-    as_of: float | None = None
+    as_of: float | None = None  # valid time: what held in the world then, as smem knows it now
+    as_of_recorded: float | None = None  # record time: what smem believed then
     half_life_days: float = 0.0  # recency decay on memories; 0 = off
     include_forgotten: bool = False
     rerank: bool = True  # re-score the top with the fleet's cross-encoder, when it has one
@@ -177,7 +178,9 @@ class Recall:
         while the query is embedded."""
         depth = self.fusion.depth
         terms = query_terms(query.text)
-        restricted = query.filter is not None or query.as_of is not None
+        restricted = (
+            query.filter is not None or query.as_of is not None or query.as_of_recorded is not None
+        )
         sides: list[tuple[str, KindIndex, asyncio.Task[set[int]] | None]] = []
         if query.mode != "chunks":
             narrow = restricted or query.include_forgotten
@@ -221,7 +224,7 @@ class Recall:
         self, found: Found, memories: dict[int, Memory], chunks: dict[int, Chunk],
         documents: dict[str, Document], query: Query, when: Timeframe, now: float,
     ) -> list[Hit]:  # fmt: skip
-        at = query.as_of or now
+        at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
         passages: dict[tuple[str, str], Passage] = {}
         for memory in memories.values():
             expired = memory.expires_at is not None and memory.expires_at <= at
@@ -347,20 +350,28 @@ def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
     """SQL over alias `m` for what this query may see among memories."""
     parts: list[str] = []
     params: list[Any] = []
-    if query.as_of is None:
+    at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
+    if query.as_of_recorded is not None:
+        # What smem held as latest at that instant: stored by then, not yet superseded.
+        recorded = query.as_of_recorded
+        parts.append("m.created_at <= ? AND (m.superseded_at IS NULL OR m.superseded_at > ?)")
+        params += [recorded, recorded]
+        if not query.include_forgotten:
+            parts.append("m.forgotten_at IS NULL OR m.forgotten_at > ?")
+            params.append(recorded)
+    elif query.as_of is None:
         parts.append("m.is_latest = 1")
         if not query.include_forgotten:
-            parts.append("m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)")
-            params.append(now)
-    else:
-        # What was the latest version at that instant, by recorded time.
-        parts.append("m.created_at <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)")
+            parts.append("m.forgotten_at IS NULL")
+    if query.as_of is not None:
+        # The version whose valid time holds that instant, as smem knows the history now.
+        parts.append("m.valid_from <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)")
         params += [query.as_of, query.as_of]
-        if not query.include_forgotten:
-            parts.append(
-                "(m.forgotten_at IS NULL OR m.forgotten_at > ?) AND (m.expires_at IS NULL OR m.expires_at > ?)"
-            )
-            params += [query.as_of, query.as_of]
+        if not query.include_forgotten and query.as_of_recorded is None:
+            parts.append("m.forgotten_at IS NULL")
+    if not query.include_forgotten:
+        parts.append("m.expires_at IS NULL OR m.expires_at > ?")
+        params.append(at)
     if query.filter is not None:
         sql, filter_params = query.filter.to_sql("m.metadata")
         parts.append(sql)
@@ -372,9 +383,12 @@ def chunk_conditions(query: Query) -> tuple[str, list[Any]]:
     """SQL over aliases `c` (chunk) and `d` (its document)."""
     parts: list[str] = ["1"]
     params: list[Any] = []
-    if query.as_of is not None:
-        parts.append("c.created_at <= ?")
+    if query.as_of is not None:  # said by then: the document's date, else when it came
+        parts.append("coalesce(d.content_date, c.created_at) <= ?")
         params.append(query.as_of)
+    if query.as_of_recorded is not None:
+        parts.append("c.created_at <= ?")
+        params.append(query.as_of_recorded)
     if query.filter is not None:
         sql, filter_params = query.filter.to_sql("d.metadata")
         parts.append(sql)

@@ -1,0 +1,311 @@
+"""A fact's parts as the heuristic judge reads them: its subject, its values, what it says about
+the subject, and whether it states a change or a negation.
+
+Values are what a fact can disagree on that the embedder barely sees: numbers ("two" is 2),
+dates and proper names. "Person232 owns 235 kites." and "Person233 owns 236 kites." are
+0.975 apart by cosine, and share no value but the kites. Attributes are families of words that
+name the same thing about a subject ("lives" and "moved", "works at" and "joined"), so a change
+can be recognised when the new fact says it with other words than the old one.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from smemd.engine.index.words import STOPWORDS, tokens
+
+_TOKEN = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an address
+    r"|\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}/\d{2,4}|\d+(?:,\d{3})*(?:\.\d+)?|[^\W\d_][\w'-]*"
+)
+# Letters and digits in one word, or an address: a code, a model, a password.
+_CODE = re.compile(r"(?=.*\d)(?=.*[^\W\d_])[\w'-]+|.+@.+")
+_ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
+_ARTICLES = frozenset({"the", "a", "an"})
+_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "we", "our", "us"})
+_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it"})
+# Capitalised at a sentence start but not names: they never open a subject or count as values.
+_FUNCTION_WORDS = frozenset(
+    {"my", "our", "your", "his", "her", "their", "its", "this", "that", "these", "those"}
+    | {"i", "i'm", "i've", "i'd", "i'll", "he's", "she's", "we're", "they're", "it's"}
+    | {"in", "on", "at", "since", "after", "before", "yesterday", "today", "last", "and", "but"}
+    | {"when", "now", "then", "as", "from", "for", "with", "by", "of", "to", "a", "an", "the"}
+)
+# What a subject was or is, not which: "my new phone number" is "my phone number".
+_QUALIFIERS = frozenset({"new", "old", "current", "former", "latest", "previous"})
+# Words that open an adverbial before the subject: "In 2020, Kofi relocated to Accra."
+_ADVERBIAL_OPENINGS = frozenset(
+    "in on at since after before from during by until these this last every twice once when"
+    " yesterday today recently now lately".split()
+)
+# Someone of a subject, never a thing of it: "my sister" is not "me".
+PEOPLE = frozenset(
+    """sister sisters brother brothers mother father mom mum dad parents wife husband son sons
+    daughter daughters kid kids child children friend friends boss partner girlfriend boyfriend
+    colleague colleagues manager neighbour neighbor cousin uncle aunt grandma grandpa
+    grandmother grandfather niece nephew roommate flatmate landlord teacher doctor team family
+    baby fiance fiancee""".split()
+)
+# Where a fact's subject phrase ends: "Our office in Berlin | has 120 employees". A value
+# before it names which thing the fact is about, not what the fact says of it.
+_VERBS = frozenset(
+    "is are was were has have had will would can could does do did am be been isn't aren't"
+    " wasn't doesn't don't didn't".split()
+)
+NUMBER_WORDS = {
+    word: str(n)
+    for n, word in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+        " fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"}
+NUMBER_WORDS |= {"eighty": "80", "ninety": "90", "hundred": "100", "dozen": "12"}
+# "the one in Lisbon", "this one": a pronoun, not a count.
+_NOT_COUNTING = frozenset({"the", "this", "that", "which", "every", "no", "any", "each"})
+# Verbs that carry little of what a fact says: "Ben uses Bitwarden to manage his passwords.",
+# "Our landlord is called Mr. Patel."
+_LIGHT = frozenset(
+    """use uses used using get gets got make makes made take takes took sit sits lie lies
+    located stand stands called named""".split()
+)
+_NEGATIONS = frozenset({"not", "never", "no", "n't", "nobody", "nothing", "neither", "nor"})
+# Words that only say a value changed ("is now", "no longer", "new"): not what the fact is about.
+_PURE_CUES = frozenset("now longer anymore instead again since new newly became become".split())
+# Words that say one value took another's place, not only that something happened: with a
+# new value they make a change, where "bought" or "started" may only add detail.
+REPLACEMENT_CUES = frozenset(
+    """now longer anymore instead rather switched switch changed change moved relocated left
+    quit became replaced""".split()
+)
+# Words that say a value changed: "moved to", "switched to", "is now", "no longer".
+CHANGE_CUES = _PURE_CUES | frozenset(
+    """moved move moving relocated switched switch changed change left quit joined sold bought
+    upgraded replaced turned started stopped began promoted renamed rescheduled pushed
+    postponed divorced raised lowered""".split()
+)
+# What a fact says about its subject, by the stems that name it.
+_ATTRIBUTES = {
+    "home": "live lives living lived moved move relocated reside resides based home house flat"
+    " apartment address",
+    "work": "work works working worked job employer employed hired joined left quit company"
+    " position role promoted office team",
+    "age": "age turned old year years birthday",
+    "vehicle": "drive drives car bike truck vehicle",
+    "device": "phone laptop computer",
+    "partner": "married dating girlfriend boyfriend partner wife husband divorced engaged",
+    "schedule": "meeting appointment moved pushed rescheduled postponed scheduled call flight",
+    "study": "study studies studying school university college enrolled graduated major",
+    "diet": "vegetarian vegan eat eats eating diet meat",
+    "likes": "like likes love loves prefer prefers favourite favorite enjoy enjoys",
+    "contact": "number email phone address",
+    "name": "name named called renamed",
+}
+_ATTRIBUTES_OF: dict[str, set[str]] = {}
+for _attribute, _words in _ATTRIBUTES.items():
+    for _term in tokens(_words):
+        _ATTRIBUTES_OF.setdefault(_term, set()).add(_attribute)
+
+
+@dataclass(frozen=True)
+class FactParts:
+    """The parts of one fact's text, computed on first use."""
+
+    text: str
+
+    @cached_property
+    def words(self) -> list[str]:
+        """Dates, numbers and words in order; punctuation dropped."""
+        return _TOKEN.findall(self.text)
+
+    @cached_property
+    def folded(self) -> list[str]:
+        return [w.casefold() for w in self.words]
+
+    @cached_property
+    def subject(self) -> tuple[str, ...]:
+        """The fact's subject, lowercased.
+
+        Articles are skipped. A leading pronoun is the subject ("I", "she"), and every first
+        person is one ("I", "my", "we"). A leading run of capitalised words is a name ("Alex",
+        "New York"), and a possessive name takes the next word too ("Alex's sister"). Otherwise
+        the subject runs up to and including the first word that is not a possessive or
+        demonstrative ("my sister", "meeting" in "The meeting is at 3pm").
+        """
+        words = _TOKEN.findall(_after_adverbial(self.text))
+        while words and words[0].lower() in _ARTICLES:
+            words = words[1:]
+        if not words:
+            return ()
+        first = words[0].lower()
+        if first in _PRONOUNS and first not in _FIRST_PERSON:
+            return (first,)
+        if first in _FIRST_PERSON and first not in ("my", "our"):
+            return ("i",)
+        if _is_name(words[0]):
+            name = [w.lower() for w in _takewhile_names(words)]
+            rest = [w for w in words[len(name) :] if w.lower() not in _QUALIFIERS]
+            if name[-1].endswith("'s") and rest:
+                name.append(rest[0].lower())
+            return tuple(name)
+        subject: list[str] = []
+        for word in words:
+            lowered = word.lower()
+            if lowered in _QUALIFIERS:
+                continue
+            subject.append("i" if lowered in ("my", "our") else lowered)
+            if lowered not in _FUNCTION_WORDS:
+                break
+        return tuple(subject)
+
+    @cached_property
+    def values(self) -> frozenset[str]:
+        """Numbers (digits or words), dates and proper names: capitalised runs not opening it."""
+        values: set[str] = set()
+        run: list[str] = []
+        for i, word in enumerate(self.words):
+            if i > 0 and _is_name(word):
+                run.append(_without_possessive(word))
+                continue
+            if run:
+                values.add(" ".join(run))
+                run = []
+            if word[0].isdigit():
+                values.add(word.replace(",", ""))  # "1,000" and "1000" are one value
+            elif _CODE.fullmatch(word):
+                values.add(word.lower())
+            elif (ordinal := _ORDINAL.match(word)) is not None:
+                values.add(ordinal.group(1))
+            elif (number := _number(word, self.folded[i - 1] if i else "")) is not None:
+                values.add(number)
+        if run:
+            values.add(" ".join(run))
+        return frozenset(values)
+
+    @cached_property
+    def content(self) -> frozenset[str]:
+        """Stems of what the fact says of its subject: no stopwords, subject, values or cues."""
+        skip = set(self.subject) | {w.lower() for v in self.values for w in v.split()}
+        return frozenset(
+            term
+            for word in self.folded
+            if word not in STOPWORDS and word not in skip and word not in _PURE_CUES
+            and word not in _LIGHT and _number(word, "") is None and not word[0].isdigit()
+            for term in tokens(word)
+        )  # fmt: skip
+
+    @staticmethod
+    def attributes_of_stem(stem: str) -> set[str]:
+        return _ATTRIBUTES_OF.get(stem, set())
+
+    @cached_property
+    def said(self) -> frozenset[str]:
+        """Stems of what the fact says, its subject included: no stopwords, values or cues."""
+        in_values = {w.lower() for v in self.values for w in v.split()}
+        return frozenset(
+            term
+            for word in self.folded
+            if word not in STOPWORDS and word not in in_values and word not in _PURE_CUES
+            and word not in _LIGHT and _number(word, "") is None and not word[0].isdigit()
+            and _without_possessive(word) not in in_values
+            for term in tokens(word)
+        )  # fmt: skip
+
+    @cached_property
+    def attributes(self) -> frozenset[str]:
+        return frozenset(
+            attribute
+            for word in self.folded
+            for term in tokens(word)
+            for attribute in _ATTRIBUTES_OF.get(term, ())
+        )
+
+    @cached_property
+    def negated(self) -> bool:
+        folded = self.folded
+        return any(
+            w in _NEGATIONS or w.endswith("n't") or (w == "longer" and i and folded[i - 1] == "no")
+            for i, w in enumerate(folded)
+        )
+
+    @cached_property
+    def cues(self) -> frozenset[str]:
+        """The words in it that say a value changed."""
+        return frozenset(w for w in self.folded if w in CHANGE_CUES)
+
+    @cached_property
+    def naming(self) -> frozenset[str]:
+        """Values inside the subject phrase: which thing it is ("office in Berlin")."""
+        end = next((i for i, w in enumerate(self.folded) if w in _VERBS), 0)
+        head = " ".join(self.words[:end]).lower()
+        return frozenset(v for v in self.values if v.lower() in head)
+
+    def mentions(self, value: str) -> bool:
+        """Whether the text says `value` anywhere, at the start of a sentence or inside a
+        longer name ("Lyon is where…", "Honda Civic" has "Civic"). Numbers and codes must be
+        there as they are; names as words."""
+        if any(c.isdigit() or c == "@" for c in value):
+            return value.casefold() in {_without_possessive(w) for w in self.folded}
+        return all(self.says(word) for word in value.split())
+
+    def says_subject_of(self, other: FactParts) -> bool:
+        """Every word of the other fact's subject is in this one ("i": any first person)."""
+        mine = bool(set(self.folded) & _FIRST_PERSON)
+        return all((w == "i" and mine) or self.says(w) for w in other.subject)
+
+    def says(self, word: str) -> bool:
+        """Whether a word of this fact is `word`, as a stem ("kids'" is "kid", "passwords" is
+        "password")."""
+        return any(meets(term, mine) for term in tokens(word) for mine in self.stems)
+
+    @cached_property
+    def stems(self) -> frozenset[str]:
+        return frozenset(tokens(self.text))
+
+
+def meets(a: str, b: str) -> bool:
+    """Two stems are one word when Porter stopped short of one ("allerg", "allergi"): letters
+    only, never codes ("person232", "person233")."""
+    if a == b:
+        return True
+    short, long = sorted((a, b), key=len)
+    return len(short) >= 5 and long.startswith(short) and long.isalpha()
+
+
+def _number(word: str, before: str) -> str | None:
+    """A number written in words ("three", "thirty-four"), else None."""
+    if word == "one" and before in _NOT_COUNTING:
+        return None
+    parts = word.split("-")
+    if not all(part in NUMBER_WORDS for part in parts):
+        return None
+    return str(sum(int(NUMBER_WORDS[part]) for part in parts))
+
+
+def _without_possessive(word: str) -> str:
+    return word[:-2] if word.endswith("'s") else word.rstrip("'")
+
+
+def _after_adverbial(text: str) -> str:
+    """The text after an opening adverbial and its comma ("In 2020, Kofi relocated …")."""
+    first, comma, rest = text.partition(",")
+    opening = first.split(maxsplit=1)[0].lower() if first.strip() else ""
+    if comma and opening in _ADVERBIAL_OPENINGS and len(first.split()) <= 5:
+        return rest
+    return text
+
+
+def _is_name(word: str) -> bool:
+    """Capitalised and not a capitalised function word ("My", "In", "I")."""
+    return word[:1].isupper() and word.lower() not in _FUNCTION_WORDS
+
+
+def _takewhile_names(words: list[str]) -> list[str]:
+    """The leading run of name words."""
+    run: list[str] = []
+    for word in words:
+        if not _is_name(word):
+            break
+        run.append(word)
+    return run
