@@ -39,6 +39,8 @@ def test_named_dates_become_windows_with_slack(query: str, inside: str, outside:
         "on 31 February 2023",
         "",
         "Room 2023",
+        "on 0001-01-01",  # its slack would start before the calendar does
+        "9999-12-31",
     ],
 )
 def test_no_absolute_date_means_no_window(query: str) -> None:

@@ -86,9 +86,9 @@ def timeframe(text: str) -> Timeframe:
                 else:
                     start = datetime(year, 1, 1, tzinfo=UTC)
                     end = datetime(year + 1, 1, 1, tzinfo=UTC)
-            except ValueError:
-                continue  # "31 February 2023", "2023-13-01"
-            spans.append(((start - SLACK).timestamp(), (end + SLACK).timestamp()))
+                spans.append(((start - SLACK).timestamp(), (end + SLACK).timestamp()))
+            except (ValueError, OverflowError):
+                continue  # "31 February 2023", "2023-13-01", a day the slack takes off the calendar
         text = pattern.sub(lambda m: " " * len(m.group(0)), text)
     return Timeframe(tuple(spans), frozenset(months))
 
