@@ -39,6 +39,11 @@ NEW_YEAR = date(2025, 1, 1)  # a Wednesday
         ("last weekend", date(2025, 3, 16), "2025-03-08"),  # on a Sunday: not this weekend
         ("last weekend", date(2025, 3, 17), "2025-03-15"),
         ("last month", FRIDAY, "2025-02-01"),
+        ("two months ago", FRIDAY, "2025-01-14"),
+        ("3 years ago", FRIDAY, "2022-03-14"),
+        ("a month ago", date(2025, 3, 31), "2025-02-28"),  # no 31 February: its last day
+        ("a few days ago", FRIDAY, "2025-03-11"),
+        ("several weeks ago", FRIDAY, "2025-02-21"),
         ("last year", FRIDAY, "2024-01-01"),
         # Year boundaries.
         ("yesterday", NEW_YEAR, "2024-12-31"),
@@ -85,6 +90,17 @@ def test_spans_of_loose_phrases() -> None:
     assert month is not None and month.latest == date(2024, 2, 29)
     ago = resolve("two weeks ago", FRIDAY)
     assert ago is not None and ago.allows(date(2025, 3, 2)) and not ago.allows(date(2025, 3, 4))
+    months = resolve("two months ago", FRIDAY)
+    assert months is not None and (months.earliest, months.latest) == (
+        date(2024, 12, 30),
+        date(2025, 1, 29),
+    )
+    few = resolve("a few days ago", FRIDAY)
+    assert few is not None and (few.earliest, few.latest) == (date(2025, 3, 9), date(2025, 3, 12))
+
+
+def test_a_phrase_before_the_calendar_names_nothing() -> None:
+    assert resolve("two years ago", date(1, 6, 1)) is None
 
 
 def test_every_phrase_in_order_and_the_longest_wins() -> None:

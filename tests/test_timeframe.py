@@ -22,6 +22,10 @@ def at(text: str) -> float:
         ("Where did they go in June 2023?", "2023-06-30", "2023-07-05"),
         ("What changed in 2022?", "2022-12-31", "2023-01-05"),
         ("Which trip was in June?", "2019-06-15", "2019-08-15"),
+        # "The week before" a date reaches back a week and keeps the date, where it is told.
+        ("Where was Tim in the week before 16 November 2023?", "2023-11-08", "2023-11-01"),
+        ("Where was Tim in the week before 16 November 2023?", "2023-11-17", "2023-11-21"),
+        ("What happened the day after 3 May 2023?", "2023-05-07", "2023-05-08"),
     ],
 )
 def test_named_dates_become_windows_with_slack(query: str, inside: str, outside: str) -> None:
@@ -39,6 +43,9 @@ def test_named_dates_become_windows_with_slack(query: str, inside: str, outside:
         "on 31 February 2023",
         "",
         "Room 2023",
+        "on 0001-01-01",  # its slack would start before the calendar does
+        "9999-12-31",
+        "the week before 0001-01-05",
     ],
 )
 def test_no_absolute_date_means_no_window(query: str) -> None:

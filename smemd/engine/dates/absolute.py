@@ -1,7 +1,7 @@
 """Absolute dates a query names ("on 3 May, 2023", "in June 2023", "in 2022") as time windows.
 
-Recall favours what is dated inside them. Only absolute English dates are read: a relative one
-("last week") needs to know when the question is asked, which recall does not.
+Recall favours what is dated inside them. Only absolute English dates are read here; relative
+ones ("last week", "in the spring") depend on when the question is asked (`windows`).
 """
 
 from __future__ import annotations
@@ -38,6 +38,16 @@ _PATTERNS = [
     ("year", re.compile(rf"\b(?:in|during|of|throughout)\s+{_YEAR}\b", re.IGNORECASE)),
     ("any_year", re.compile(rf"\b(?:in|during|of|throughout)\s+{_FULL_MONTH}\b", re.IGNORECASE)),
 ]
+
+
+# "The week before 16 November 2023" reaches back from the date; the date itself stays in the
+# window, as what happened then is often told on it ("last week, ...").
+_NEXT_TO = re.compile(
+    r"\b(?P<unit>day|week|weekend|month)\s+(?P<side>before|prior\s+to|after|following)\s+(?:on\s+)?$",
+    re.IGNORECASE,
+)
+_REACH = {"day": timedelta(days=1), "week": timedelta(days=7), "weekend": timedelta(days=7),
+          "month": timedelta(days=31)}  # fmt: skip
 
 
 class Timeframe(msgspec.Struct, frozen=True):
@@ -86,11 +96,23 @@ def timeframe(text: str) -> Timeframe:
                 else:
                     start = datetime(year, 1, 1, tzinfo=UTC)
                     end = datetime(year + 1, 1, 1, tzinfo=UTC)
-            except ValueError:
-                continue  # "31 February 2023", "2023-13-01"
-            spans.append(((start - SLACK).timestamp(), (end + SLACK).timestamp()))
+                start, end = _reach(text[: match.start()], start, end)
+                spans.append(((start - SLACK).timestamp(), (end + SLACK).timestamp()))
+            except (ValueError, OverflowError):
+                continue  # "31 February 2023", "2023-13-01", a day the slack takes off the calendar
         text = pattern.sub(lambda m: " " * len(m.group(0)), text)
     return Timeframe(tuple(spans), frozenset(months))
+
+
+def _reach(before: str, start: datetime, end: datetime) -> tuple[datetime, datetime]:
+    """A date's window widened by "the week before" or "the day after" written ahead of it."""
+    near = _NEXT_TO.search(before[-40:])
+    if near is None:
+        return start, end
+    reach = _REACH[near["unit"].lower()]
+    if near["side"].lower() in ("after", "following"):
+        return start, end + reach
+    return start - reach, end
 
 
 def _month(name: str | None) -> int:

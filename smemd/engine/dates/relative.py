@@ -1,6 +1,6 @@
-"""Relative dates a fact names ("yesterday", "last Tuesday", "3 days ago") resolved against a day.
+"""Relative dates ("yesterday", "last Tuesday", "3 days ago") resolved against a day.
 
-The document's date is the reference: "Last Tuesday's meeting was cancelled" written on Friday
+For a fact the document's date is the reference (for a query, the instant it is asked at): "Last Tuesday's meeting was cancelled" written on Friday
 2025-03-14 happened on 2025-03-11. Models are poor at calendar arithmetic, so an eventDate an LLM
 gives is checked here and replaced when a phrase in the fact contradicts it. Absolute dates are
 `absolute`'s; days are UTC days, as there.
@@ -9,6 +9,7 @@ gives is checked here and replaced when a phrase in the fact contradicts it. Abs
 from __future__ import annotations
 
 import re
+from calendar import monthrange
 from datetime import UTC, date, datetime, timedelta
 
 import msgspec
@@ -21,6 +22,8 @@ _COUNTS = {"a": 1, "an": 1, "one": 1, "a couple of": 2, "two": 2, "three": 3, "f
            "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11,
            "twelve": 12}  # fmt: skip
 _COUNT = r"(?P<count>\d{1,3}|" + "|".join(sorted(_COUNTS, key=len, reverse=True)) + r")"
+# "A few" and "several" are loose counts: two to five, three standing for them.
+_FEW = r"(?P<few>a\s+few|several)"
 
 # One alternation, longest phrases first, so "the day before yesterday" is not also "yesterday"
 # and "last week" is not "last weekend". A bare weekday ("every Tuesday", "Tuesdays") is a habit,
@@ -31,7 +34,7 @@ _PHRASE = re.compile(
     r"|(?P<yesterday>yesterday|last\s+night)"
     r"|(?P<today>today|tonight|this\s+morning|this\s+afternoon|this\s+evening)"
     r"|(?P<tomorrow>tomorrow)"
-    rf"|{_COUNT}\s+(?P<unit>days?|weeks?)\s+ago"
+    rf"|(?:{_COUNT}|{_FEW})\s+(?P<unit>days?|weeks?|months?|years?)\s+ago"
     r"|(?P<last_weekend>last\s+weekend)"
     r"|(?P<last_week>last\s+week)"
     r"|(?P<last_month>last\s+month)"
@@ -100,14 +103,8 @@ def _resolve(match: re.Match[str], reference: date) -> Resolved:
         return _day(phrase, reference)
     if match["tomorrow"]:
         return _day(phrase, reference + one_day)
-    if match["count"]:
-        count = match["count"].lower()
-        n = int(count) if count.isdigit() else _COUNTS[" ".join(count.split())]
-        if match["unit"].lower().startswith("day"):
-            return _day(phrase, reference - n * one_day)
-        # "two weeks ago" is loose: the day, give or take half a week.
-        day = reference - timedelta(weeks=n)
-        return Resolved(phrase, day, day - 3 * one_day, day + 3 * one_day)
+    if match["unit"]:
+        return _ago(phrase, match, reference)
     if match["last_weekend"]:
         saturday = _latest_before(reference, 5)
         if saturday + one_day >= reference:  # on a Sunday, "last weekend" is the one before
@@ -126,6 +123,37 @@ def _resolve(match: re.Match[str], reference: date) -> Resolved:
     # "last Tuesday", "on Tuesday": the latest such day before the reference (in the past, as
     # facts are told); on a Tuesday that is a week ago.
     return _day(phrase, _latest_before(reference, _WEEKDAYS.index(match["weekday"].lower())))
+
+
+def _ago(phrase: str, match: re.Match[str], reference: date) -> Resolved:
+    """ "3 days ago" is that day; weeks, months and years ago are loose, give or take half a unit,
+    and "a few" of a unit is anywhere from two to five of them."""
+    unit = match["unit"].lower().rstrip("s")
+    if match["few"]:
+        day = units_before(reference, 3, unit)
+        return Resolved(
+            phrase, day, units_before(reference, 5, unit), units_before(reference, 2, unit)
+        )
+    count = match["count"].lower()
+    n = int(count) if count.isdigit() else _COUNTS[" ".join(count.split())]
+    day = units_before(reference, n, unit)
+    if unit == "day":
+        return _day(phrase, day)
+    half = {"week": 3, "month": 15, "year": 182}[unit]
+    return Resolved(phrase, day, day - timedelta(days=half), day + timedelta(days=half))
+
+
+def units_before(reference: date, n: int, unit: str) -> date:
+    """`n` days, weeks, calendar months or years before `reference` (after it when `n` is
+    negative); the 31st of a shorter month is its last day."""
+    if unit in ("day", "week"):
+        return reference - timedelta(days=n * (7 if unit == "week" else 1))
+    months = reference.year * 12 + reference.month - 1 - n * (12 if unit == "year" else 1)
+    year, month = divmod(months, 12)
+    if not 1 <= year <= 9999:
+        raise OverflowError("outside the calendar")
+    day = min(reference.day, monthrange(year, month + 1)[1])
+    return date(year, month + 1, day)
 
 
 def _latest_before(reference: date, weekday: int) -> date:

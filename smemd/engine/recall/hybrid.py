@@ -8,9 +8,14 @@ Ranking fuses scores, not ranks, per passage: a chunk together with the memories
 it. A memory and its chunk say the same thing, so they share one score and the passage one place
 in the list; further results from a passage follow at a discount instead of crowding out other
 passages. A passage scores a weighted sum of its best memory's cosine, its chunk's cosine and the
-two BM25 scores (each list scaled to 0..1), plus a bonus when the query names a date the passage
-is dated in. Reciprocal rank fusion would throw away how far apart two candidates are, which is
-most of what a small embedder knows.
+two BM25 scores (each list scaled to 0..1). Reciprocal rank fusion would throw away how far apart
+two candidates are, which is most of what a small embedder knows.
+
+Time adds two bonuses. A passage dated inside a window the query names gets `Fusion.date`: an
+absolute date, a relative one ("last month", "two weeks ago") resolved against `as_of` or else
+now, or a loose period ("recently", "in the spring") at a fraction of it. A query that asks for a
+time ("when did…", "how long ago…") favours passages that state one by `Fusion.told_time`: the
+answer is usually in the words ("yesterday", "for three years"), not in the passage's date.
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ from typing import Any, Literal, Protocol
 import msgspec
 import numpy as np
 
-from smemd.engine.dates.absolute import Timeframe, timeframe
+from smemd.engine.dates.mentions import tells_time
+from smemd.engine.dates.windows import Windows, query_windows
 from smemd.engine.filters import Filter
 from smemd.engine.index.per_namespace import Indexes, KindIndex, NamespaceIndexes
 from smemd.engine.index.words import query_terms
@@ -66,7 +72,8 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     chunk_vector: float = 0.15
     memory_lexical: float = 0.05  # BM25, scaled to 0..1 over its list
     chunk_lexical: float = 0.15
-    date: float = 0.15  # the query names a date and the passage is dated in it
+    date: float = 0.15  # the query names a date or period and the passage is dated in it
+    told_time: float = 0.1  # the query asks when and the passage says when
     repeat: float = 0.5  # each further result from one passage scores this times the one before
     depth: int = 40
 
@@ -144,7 +151,7 @@ class Recall:
     async def search(self, namespace: str, query: Query) -> list[Hit]:
         self.clock.touch()
         now = time.time()
-        when = timeframe(query.text)
+        when = query_windows(query.text, now if query.as_of is None else query.as_of)
         indexes = await self.indexes.get(namespace)
         found = await self._candidates(namespace, query, indexes, now)
         vector = found.vector
@@ -222,7 +229,7 @@ class Recall:
 
     def _rank(
         self, found: Found, memories: dict[int, Memory], chunks: dict[int, Chunk],
-        documents: dict[str, Document], query: Query, when: Timeframe, now: float,
+        documents: dict[str, Document], query: Query, when: Windows, now: float,
     ) -> list[Hit]:  # fmt: skip
         at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
         passages: dict[tuple[str, str], Passage] = {}
@@ -238,8 +245,10 @@ class Recall:
         hits: list[Hit] = []
         for passage in passages.values():
             base = score(passage)
-            if when and when.contains(passage_date(passage, documents)):
-                base += self.fusion.date
+            if when:
+                base += self.fusion.date * when.weight(passage_date(passage, documents))
+            if when.asks_time and tells_time(passage_text(passage)):
+                base += self.fusion.told_time
             for i, item in enumerate(score.members(passage, query.threshold)):
                 value = base * self.fusion.repeat**i
                 if isinstance(item, Chunk):
@@ -328,6 +337,13 @@ def scaled(hits: list[tuple[int, float]], depth: int) -> dict[int, float]:
     floor = hits[-1][1] if len(hits) >= depth else 0.0
     span = top - floor
     return {seq: (score - floor) / span if span > 0 else 1.0 for seq, score in hits}
+
+
+def passage_text(passage: Passage) -> str:
+    """What a passage says: its chunk, else its memories."""
+    if passage.chunk is not None:
+        return passage.chunk.text
+    return " ".join(m.text for m in passage.memories)
 
 
 def passage_date(passage: Passage, documents: dict[str, Document]) -> float:
