@@ -1,17 +1,19 @@
 """Contradictions for review, through the in-process daemon: listed per namespace and across a
-token's, resolved by keeping one or both, dropped when a memory no longer stands, and refused
-with a clear error. Ingest does not yet link contradictions, so each test ingests two distinct
-facts and links them through the daemon's own store writer."""
+token's, resolved by keeping one or both, dropped when a memory no longer stands, refused with a
+clear error, and shown by smemctl. Ingest does not yet link contradictions, so each test ingests
+two distinct facts and links them through the daemon's own store writer."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from smemctl.cli import main as smemctl
 from smemd.config import load
 from smemd.store.contradictions import pair_subject
 from tests.conftest import Running, StartDaemon
@@ -273,3 +275,48 @@ async def test_a_token_sees_and_resolves_only_its_namespaces(scoped: Running) ->
     assert status == 200 and body["changed"] is True
     status, body = await tcp("GET", "/v1/review", "unscoped-secret-01")
     assert pairs(body) == [theirs]
+
+
+async def test_smemctl_lists_and_resolves(
+    running: Running, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    car = await contradiction(running, CAR)
+    tea = await contradiction(running, TEA, ns="other")
+    socket = str(running.daemon.config.socket)
+
+    async def run(*args: str) -> tuple[int, str, str]:
+        code = await asyncio.to_thread(smemctl, ["--socket", socket, *args])
+        captured = capsys.readouterr()
+        return code, captured.out, captured.err
+
+    code, out, _ = await run("review")
+    assert code == 0
+    blocks = out.split("\n\n")
+    assert blocks[0].startswith("other: found ") and ", score 0.90" in blocks[0]
+    assert blocks[1].startswith(f"{NS}: found ")
+    lines = blocks[1].splitlines()
+    assert lines[1].split() == ["id", "created", "event", "text"]
+    assert lines[2].split()[0] == car[0] and lines[2].endswith(CAR[1])
+    assert lines[3].split()[0] == car[1] and lines[3].endswith(CAR[0])
+    assert "page 1 of 1, 2 contradictions" in blocks[2]
+    assert "smemctl review resolve ID OTHER_ID --keep ID|both" in blocks[2]
+
+    code, out, _ = await run("review", "-n", "other")
+    assert code == 0 and tea[0] in out and car[0] not in out
+    code, out, _ = await run("--json", "review", "--namespace", NS)
+    assert code == 0 and pairs(json.loads(out)) == [car]
+
+    code, out, _ = await run("review", "resolve", car[0], car[1], "--keep", car[1], "-n", NS)
+    assert (code, out) == (0, f"kept {car[1]}; forgot {car[0]} (restore {car[0]} undoes it)\n")
+    code, out, _ = await run("review", "-n", NS, "resolve", car[0], car[1], "--keep", car[1])
+    assert code == 0 and out.startswith("already resolved (") and "nothing changed" in out
+    code, out, err = await run("review", "resolve", car[0], car[1], "--keep", "both", "-n", NS)
+    assert (code, out) == (1, "")
+    assert err.startswith("error 409: contradiction not open: resolved as keep") and car[0] in err
+    code, out, _ = await run("review", "resolve", tea[0], tea[1], "--keep", "both", "-n", "other")
+    assert (code, out) == (0, f"kept both {tea[0]} and {tea[1]}\n")
+    code, out, _ = await run("review")
+    assert out == "page 1 of 1, 0 contradictions\n"
+    code, _, err = await run("review", "resolve", car[0], "--keep", "both")
+    assert code == 2 and "OTHER_ID" in err
