@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import answers, calibration, fleet, ingest, memory, nodes, stats
+from smemctl import answers, calibration, fleet, ingest, memory, nodes, review, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.table import duration, pairs, table
@@ -158,6 +158,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         calibration.label,
         "a person's word: a memory's type, a call right or wrong, a link right or wrong",
         calibration.label_arguments,
+    ),
+    "review": (
+        review.review,
+        "open contradictions (two memories that disagree), or resolve one",
+        review.review_arguments,
     ),
     "calibration": (
         calibration.calibration,

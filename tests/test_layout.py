@@ -53,3 +53,7 @@ def test_stages_import_only_what_they_may() -> None:
 def test_shared_modules_import_no_stage() -> None:
     for name in SHARED:
         assert not engine_imports(ENGINE / f"{name}.py") & set(ALLOWED), name
+
+
+def test_review_imports_only_the_shared_modules() -> None:
+    assert engine_imports(ENGINE / "review.py") <= {"ids", "filters"}

@@ -73,13 +73,15 @@ async def test_a_database_from_before_a_migration_gets_it(
 
 
 def connections(path: Path) -> dict[str, int]:
-    """Each memory's `connections` column, checked against a count of its sources and links."""
+    """Each memory's `connections` column, checked against a count of its sources and links
+    (a contradiction is none)."""
     db = sqlite3.connect(path)
     kept = dict(db.execute("SELECT id, connections FROM memories"))
     counted = dict(
         db.execute(
             "SELECT m.id, (SELECT count(*) FROM memory_sources s WHERE s.memory_id = m.id)"
-            " + (SELECT count(*) FROM relations r WHERE r.from_id = m.id OR r.to_id = m.id)"
+            " + (SELECT count(*) FROM relations r WHERE (r.from_id = m.id OR r.to_id = m.id)"
+            " AND r.kind != 'contradicts')"
             " FROM memories m"
         )
     )
@@ -106,6 +108,7 @@ async def test_connections_follow_sources_and_links_through_every_write(tmp_path
         await writer.add_relation("mem_2", "mem_1", "extends", 0.9, 2.0)
         await writer.add_relation("mem_2", "mem_1", "extends", 0.95, 3.0)  # again: rescored
         await writer.add_relation("mem_3", "mem_1", "updates", 1.0, 2.0)
+        await writer.add_relation("mem_3", "mem_2", "contradicts", 0.8, 2.0)
     assert connections(path) == {"mem_1": 4, "mem_2": 2, "mem_3": 2}
     async with store.write() as writer:
         await writer.remove_relation("mem_3", "mem_1", "updates")
@@ -115,6 +118,32 @@ async def test_connections_follow_sources_and_links_through_every_write(tmp_path
         await writer.delete_memories(["mem_2"])
     assert connections(path) == {"mem_1": 1, "mem_3": 1}
     await store.close()
+
+
+async def test_contradictions_counted_before_their_migration_are_taken_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "old.sqlite3"
+    monkeypatch.setattr(schema, "MIGRATIONS", [m for m in MIGRATIONS if m[0] < "0005"])
+    store = Store(path)
+    await store.open()
+    async with store.write() as writer:
+        await writer.ensure_namespace("n", 1.0)
+        for i in (1, 2, 3):
+            new = NewMemory(
+                id=f"mem_{i}", namespace="n", text=f"fact {i}", type="fact", root_id=f"mem_{i}",
+                document_id="doc_a", chunk_id="chk_a",
+            )  # fmt: skip
+            await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
+        await writer.add_relation("mem_2", "mem_1", "contradicts", 0.8, 2.0)
+        await writer.add_relation("mem_3", "mem_1", "contradicts", 0.8, 2.0)
+        await writer.add_relation("mem_3", "mem_2", "extends", 0.8, 2.0)
+    await store.close()
+    monkeypatch.undo()
+    store = Store(path)
+    assert await store.open() == ["0005_contradictions"]
+    await store.close()
+    assert connections(path) == {"mem_1": 1, "mem_2": 2, "mem_3": 2}
 
 
 async def test_a_failed_write_leaves_nothing(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ from smemd.api import (
     nodes,
     openapi,
     recall,
+    review,
     status,
 )
 from smemd.api.middleware import authorize, observe, render_errors
@@ -28,6 +29,7 @@ ROUTES: list[Route] = [
     *files.ROUTES,
     *recall.ROUTES,
     *memories.ROUTES,
+    *review.ROUTES,
     *namespaces.ROUTES,
     *answers.ROUTES,
     *lanes.ROUTES,

@@ -119,6 +119,7 @@ def _only(body: LabelRequest, *names: str) -> bool:
 
 
 def _label(done: Label) -> LabelReply:
+    assert done.kind != "contradiction"  # a review's label, never made here
     return LabelReply(
         kind=done.kind, subject_id=done.subject_id, value=done.value,
         created_at=iso(done.created_at),

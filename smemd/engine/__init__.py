@@ -13,6 +13,7 @@ them to it):
 - `dreaming`: background typing and linking while the models are idle.
 
 Shared by all: `ids` (identifiers, clocks), `quiet` (when the models were last used), `filters`
-(the v5 metadata filter). `memories` (reading, versioning and forgetting memories) and `core`
-(the `Engine` that ties them together) sit on top.
+(the v5 metadata filter). `memories` (reading, versioning and forgetting memories), `review`
+(contradictions listed and resolved by a person) and `core` (the `Engine` that ties them together)
+sit on top.
 """

@@ -19,6 +19,7 @@ from smemd.engine.memories import Memories
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
+from smemd.engine.review import Review
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import EVERY_NAMESPACE, Store
@@ -75,6 +76,7 @@ class Engine:
         )
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self.profiles = Profiles(self.store, self.recall)
+        self.review = Review(self.store, self.memories.hide)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

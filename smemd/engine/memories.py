@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import msgspec
 
 from smemd.engine.filters import Filter
@@ -18,12 +20,15 @@ LIVE_NOW = (
     "m.is_latest = 1 AND m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
 )
 RELATED_STEPS = 3
+# The links `related` shows beside a memory's versions (`updates` makes the versions).
+SIBLING_KINDS: tuple[RelationKind, ...] = ("extends", "derives", "contradicts")
 
 
 class Related(msgspec.Struct):
     parents: list[Memory]  # earlier versions, nearest first
     children: list[Memory]  # later versions, nearest first
-    siblings: list[tuple[Memory, RelationKind]]  # direct extends/derives links, with the kind
+    # Direct links (extends, derives, contradicts either way), with the kind.
+    siblings: list[tuple[Memory, RelationKind]]
 
 
 class Forgotten(msgspec.Struct):
@@ -55,11 +60,7 @@ class Memories:
     async def related(self, memory: Memory, limit: int) -> Related:
         async with self.store.read() as reader:
             chain = await reader.chain(memory.root_id)
-            links = [
-                r
-                for r in await reader.relations_of([memory.id])
-                if r.kind in ("extends", "derives")
-            ]
+            links = [r for r in await reader.relations_of([memory.id]) if r.kind in SIBLING_KINDS]
             others = {r.to_id if r.from_id == memory.id else r.from_id: r.kind for r in links}
             siblings = await reader.memories_by_id(list(others))
         earlier = [m for m in chain if memory.version - RELATED_STEPS <= m.version < memory.version]
@@ -191,7 +192,11 @@ class Memories:
         assert memory is not None
         return memory
 
-    def _set_live(self, namespace: str, memories: list[Memory], *, live: bool) -> None:
+    def hide(self, namespace: str, memories: Sequence[Memory]) -> None:
+        """Out of recall's live rows: memories forgotten by another part of the engine."""
+        self._set_live(namespace, memories, live=False)
+
+    def _set_live(self, namespace: str, memories: Sequence[Memory], *, live: bool) -> None:
         if (loaded := self.indexes.loaded(namespace)) is not None:
             for memory in memories:
                 loaded.memories.set_live(memory.seq, live and memory.is_latest)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from smemd.store.contradictions import ContradictionReads
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
 from smemd.store.judgements import JudgementReads, JudgementWrites
@@ -18,7 +19,7 @@ from smemd.store.memories import MemoryReads, MemoryWrites
 EVERY_NAMESPACE = "*"
 
 
-class Reader(DocumentReads, MemoryReads, JudgementReads):
+class Reader(DocumentReads, MemoryReads, JudgementReads, ContradictionReads):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
 

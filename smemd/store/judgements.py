@@ -9,7 +9,16 @@ import aiosqlite
 import msgspec
 import numpy as np
 
-from smemd.store.records import Judged, JudgeKind, Label, Memory, MemoryType, RelationKind, TypedBy
+from smemd.store.records import (
+    Judged,
+    JudgeKind,
+    Label,
+    LabelKind,
+    Memory,
+    MemoryType,
+    RelationKind,
+    TypedBy,
+)
 from smemd.store.rows import MEMORY_COLUMNS, to_records
 from smemd.store.scope import EVERY, Scope
 from smemd.store.vectors import from_blob
@@ -97,6 +106,16 @@ class JudgementReads:
             "SELECT kind, subject_id, value, created_at FROM labels ORDER BY created_at"
         )
         return to_records(Label, list(rows))
+
+    async def label(self, kind: LabelKind, subject_id: str) -> Label | None:
+        rows = list(
+            await self.db.execute_fetchall(
+                "SELECT kind, subject_id, value, created_at FROM labels"
+                " WHERE kind = ? AND subject_id = ?",
+                [kind, subject_id],
+            )
+        )
+        return to_records(Label, rows)[0] if rows else None
 
     async def untyped(self, limit: int) -> list[Memory]:
         """Memories whose type is only the heuristic's guess, oldest first."""

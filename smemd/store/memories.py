@@ -227,12 +227,15 @@ class MemoryWrites(MemoryReads):
             f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", [*ids, *ids]
         )
         # The judge's log quotes a memory's text: a hard delete takes those calls, and the
-        # labels on them, with it.
+        # labels on them, with it; and the labels on its type and on its contradictions.
         calls = f"SELECT id FROM judgements WHERE subject_id IN ({marks})"
+        pair = "instr(subject_id, '|')"
         await self.db.execute(
             f"DELETE FROM labels WHERE (kind = 'judgement' AND subject_id IN ({calls}))"
-            f" OR (kind = 'type' AND subject_id IN ({marks}))",
-            [*ids, *ids],
+            f" OR (kind = 'type' AND subject_id IN ({marks}))"
+            f" OR (kind = 'contradiction' AND (substr(subject_id, 1, {pair} - 1) IN ({marks})"
+            f" OR substr(subject_id, {pair} + 1) IN ({marks})))",
+            [*ids, *ids, *ids, *ids],
         )
         await self.db.execute(f"DELETE FROM judgements WHERE subject_id IN ({marks})", list(ids))
         await self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", list(ids))

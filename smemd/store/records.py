@@ -7,12 +7,14 @@ from typing import Any, Literal
 import msgspec
 
 MemoryType = Literal["fact", "preference", "episode"]
-# `contradicts`: two facts about one thing at one time that neither supersedes, for a person to
-# review.
+# `contradicts`: the newer of two memories about one thing that neither supersedes (both stay
+# latest until a person resolves the pair; see smemd/engine/review.py).
 RelationKind = Literal["updates", "extends", "derives", "contradicts"]
 # Who gave a memory its type; None is the heuristic's guess, which dreaming may put to the judge.
 TypedBy = Literal["extraction", "judge", "label"]
 JudgeKind = Literal["reconcile", "type", "link"]
+# A person's word on: a memory's type, a judge's call, a contradiction (see Label).
+LabelKind = Literal["type", "judgement", "contradiction"]
 # The phases a document's job advances through, each committed before the next starts.
 # `fetching` comes only to a document given as a URL.
 Phase = Literal[
@@ -110,6 +112,17 @@ class Relation(Record):
     kind: RelationKind
     score: float
     created_at: float
+
+
+class Contradiction(Record):
+    """A `contradicts` relation with both its memories: `memory` (the newer) contradicts
+    `contradicts`; `label` is the pair's last resolution, if any (see Label)."""
+
+    memory: Memory
+    contradicts: Memory
+    score: float
+    created_at: float
+    label: str | None = None
 
 
 class Job(Record):
@@ -211,7 +224,11 @@ class Judged(Record):
 
 
 class Label(Record):
-    kind: Literal["type", "judgement"]
+    """`type`: a memory's (subject the memory's id, value the type); `judgement`: a call graded
+    (the judgement's id; `correct` or `wrong`); `contradiction`: a pair resolved (the two ids in
+    order joined by `|`, see contradictions.pair_subject; the id kept, or `both`)."""
+
+    kind: LabelKind
     subject_id: str
     value: str
     created_at: float

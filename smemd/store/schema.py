@@ -289,11 +289,39 @@ async def m0004_valid_time(db: aiosqlite.Connection) -> None:
         await rechain(db, root_id, now)
 
 
+async def m0005_contradictions(db: aiosqlite.Connection) -> None:
+    """`contradicts` relations: an index that lists them newest first, and none counted in a
+    memory's connections (a dispute is no support: the profile's best connected stay those with
+    more sources and more updates and extends links)."""
+    await execute_script(
+        db,
+        """
+        CREATE INDEX relations_contradicts ON relations(created_at) WHERE kind = 'contradicts';
+        DROP TRIGGER relations_connect;
+        DROP TRIGGER relations_disconnect;
+        CREATE TRIGGER relations_connect AFTER INSERT ON relations
+            WHEN new.kind != 'contradicts' BEGIN
+            UPDATE memories SET connections = connections + 1 WHERE id IN (new.from_id, new.to_id);
+        END;
+        CREATE TRIGGER relations_disconnect AFTER DELETE ON relations
+            WHEN old.kind != 'contradicts' BEGIN
+            UPDATE memories SET connections = connections - 1 WHERE id IN (old.from_id, old.to_id);
+        END;
+        -- Any the old triggers counted.
+        UPDATE memories SET connections = connections - (SELECT count(*) FROM relations r
+            WHERE r.kind = 'contradicts' AND memories.id IN (r.from_id, r.to_id))
+            WHERE id IN (SELECT from_id FROM relations WHERE kind = 'contradicts'
+                UNION SELECT to_id FROM relations WHERE kind = 'contradicts');
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
     ("0003_judgements", m0003_judgements),
     ("0004_valid_time", m0004_valid_time),
+    ("0005_contradictions", m0005_contradictions),
 ]
 
 
