@@ -6,6 +6,7 @@ import argparse
 import os
 import shutil
 from collections.abc import Sequence
+from datetime import datetime
 from typing import TextIO
 from urllib.parse import quote
 
@@ -70,6 +71,15 @@ def _columns(out: TextIO) -> int | None:
     if "COLUMNS" in os.environ or out.isatty():
         return shutil.get_terminal_size().columns
     return None
+
+
+def iso_instant(text: str) -> str:
+    """An argument that must be an ISO-8601 time; the daemon checks its range."""
+    try:
+        datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {text!r}") from None
+    return text
 
 
 def when(iso: str | None) -> str:

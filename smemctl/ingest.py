@@ -16,7 +16,14 @@ from urllib.parse import urlencode
 import msgspec
 
 from smemctl.client import CallFailed, Client
-from smemctl.common import UsageError, namespace_argument, namespace_path, segment, some
+from smemctl.common import (
+    UsageError,
+    iso_instant,
+    namespace_argument,
+    namespace_path,
+    segment,
+    some,
+)
 from smemd.protocol.memory import (
     AddDocument,
     BatchAdd,
@@ -77,13 +84,16 @@ def ingest(client: Client, args: argparse.Namespace, out: TextIO) -> None:
 def remember_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("text", metavar="TEXT", help="what to remember")
     namespace_argument(parser)
+    parser.add_argument(
+        "--date", type=iso_instant, metavar="ISO",
+        help="when it was said or happened (its valid time; default: now)",
+    )  # fmt: skip
     _wait_arguments(parser)
 
 
 def remember(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    ref, raw = client.post(
-        f"{namespace_path(args)}/document", AddDocument(content=args.text), DocumentRef
-    )
+    body = AddDocument(content=args.text, date=args.date)
+    ref, raw = client.post(f"{namespace_path(args)}/document", body, DocumentRef)
     if args.wait:
         progress = Progress()
         doc = _wait(client, args, [ref.id], progress)[ref.id]

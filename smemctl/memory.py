@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import argparse
 import sys
-from datetime import datetime
 from typing import Any, TextIO, TypeVar
 from urllib.parse import urlencode
 
@@ -16,6 +15,7 @@ from smemctl.common import (
     UsageError,
     echo,
     fitted,
+    iso_instant,
     namespace_argument,
     namespace_path,
     segment,
@@ -31,6 +31,7 @@ from smemd.protocol.memory import (
     ListInclude,
     ListResponse,
     MemoryOut,
+    Profile,
     ProfileResponse,
     Search,
     SearchResponse,
@@ -47,7 +48,13 @@ def search_arguments(parser: argparse.ArgumentParser) -> None:
     namespace_argument(parser)
     parser.add_argument("--limit", type=int, default=10, metavar="N", help="at most N results")
     parser.add_argument("--mode", choices=("hybrid", "memories", "chunks"), default="hybrid")
-    parser.add_argument("--as-of", type=_iso, metavar="ISO", help="recall as it was at this time")
+    parser.add_argument(
+        "--as-of", type=iso_instant, metavar="ISO", help="what held at this time (valid time)"
+    )
+    parser.add_argument(
+        "--as-of-recorded", type=iso_instant, metavar="ISO",
+        help="what smem believed at this time (record time)",
+    )  # fmt: skip
     # 0, not the API's 0.3: smemctl is for looking, and a weak match is worth seeing with its score.
     parser.add_argument(
         "--threshold", type=_fraction, default=0.0, metavar="X", help="least similarity, 0..1"
@@ -61,6 +68,7 @@ def search(client: Client, args: argparse.Namespace, out: TextIO) -> None:
         limit=args.limit,
         threshold=args.threshold,
         as_of=args.as_of,
+        as_of_recorded=args.as_of_recorded,
     )
     reply, raw = client.post(f"{namespace_path(args)}/search", body, SearchResponse)
     if args.json:
@@ -77,10 +85,14 @@ def search(client: Client, args: argparse.Namespace, out: TextIO) -> None:
 
 def profile_arguments(parser: argparse.ArgumentParser) -> None:
     namespace_argument(parser)
+    parser.add_argument(
+        "--as-of", type=iso_instant, metavar="ISO", help="the profile as it held at this time"
+    )
 
 
 def profile(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    reply, raw = client.post(f"{namespace_path(args)}/profile", {}, ProfileResponse)
+    body = Profile(as_of=args.as_of)
+    reply, raw = client.post(f"{namespace_path(args)}/profile", body, ProfileResponse)
     if args.json:
         echo(raw, out)
         return
@@ -133,13 +145,17 @@ def history(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     if args.json:
         echo(raw, out)
         return
+    # Both times: when each version held in the world, and when smem stored and replaced it.
     rows = [
-        (m.version, m.id, _yes(m.is_latest), when(m.valid_until), when(m.forgotten_at),
-         m.type, when(m.system.created_at), m.memory)
+        (m.version, m.id, _yes(m.is_latest), when(m.valid_from), when(m.valid_until),
+         when(m.system.created_at), when(m.superseded_at), when(m.forgotten_at), m.memory)
         for m in reply.memories
     ]  # fmt: skip
-    header = ("version", "id", "latest", "valid until", "forgotten", "type", "created", "text")
-    print(fitted(rows, header, 7, out), file=out)
+    header = (
+        "version", "id", "latest", "valid from", "valid until", "recorded", "superseded",
+        "forgotten", "text",
+    )  # fmt: skip
+    print(fitted(rows, header, 8, out), file=out)
 
 
 def forget_arguments(parser: argparse.ArgumentParser) -> None:
@@ -219,14 +235,6 @@ def _send(client: Client, method: str, path: str, body: Any, type_: type[T]) -> 
 
 def _yes(flag: bool) -> str:
     return "yes" if flag else "no"
-
-
-def _iso(text: str) -> str:
-    try:
-        datetime.fromisoformat(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an ISO-8601 time: {text!r}") from None
-    return text
 
 
 def _fraction(text: str) -> float:

@@ -43,10 +43,10 @@ def job_count(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], ns: str
 
 
 def remembered(
-    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], ns: str, text: str
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], ns: str, text: str, *options: str
 ) -> str:
     """Remember the text, wait for it, and return the id of the one memory it became."""
-    code, out, err = smemctl(daemon, capsys, "remember", text, "-n", ns, "--wait")
+    code, out, err = smemctl(daemon, capsys, "remember", text, "-n", ns, "--wait", *options)
     assert (code, out.split()[1:]) == (0, ["done"]), err
     memories = as_json(daemon, capsys, "list", "-n", ns)["memories"]
     assert [m["memory"] for m in memories] == [text]
@@ -118,7 +118,8 @@ def test_list_history_forget_restore(
     code, out, _ = smemctl(daemon, capsys, "history", memory_id, "-n", "forget")
     header, row = out.splitlines()
     assert code == 0 and "valid until" in header and "forgotten" in header
-    assert row.split()[:5] == ["1", memory_id, "yes", "-", "-"]
+    assert row.split()[:3] == ["1", memory_id, "yes"]
+    assert row.split()[5:7] == ["-", row.split()[3]]  # valid until: -, recorded when it held
 
     code, out, _ = smemctl(daemon, capsys, "forget", "hiking in the Alps", "-n", "forget")
     assert code == 0 and out.startswith("would forget 1 memory:\n") and memory_id in out
@@ -168,6 +169,38 @@ def test_profile(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> N
     ]
 
 
+def test_history_shows_both_times_and_as_of_reads_either(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    moved = remembered(daemon, capsys, "times", "Alex lives in Portland.", "--date", "2025-03-15")
+    # An older diary entry, stored after: it takes its place in the past.
+    code, _, err = smemctl(
+        daemon, capsys, "remember", "Alex lives in Seattle.", "-n", "times", "--wait",
+        "--date", "2024-11-02T00:00:00Z",
+    )  # fmt: skip
+    assert code == 0, err
+    code, out, _ = smemctl(daemon, capsys, "history", moved, "-n", "times")
+    header, *rows = out.splitlines()
+    assert code == 0 and header.split()[:9] == [
+        "version", "id", "latest", "valid", "from", "valid", "until", "recorded", "superseded",
+    ]  # fmt: skip
+    seattle, portland = (row.split() for row in rows)
+    assert (seattle[0], seattle[2], portland[0], portland[1], portland[2]) == (
+        "1", "no", "2", moved, "yes",
+    )  # fmt: skip
+    assert seattle[3] == "2024-11-02" and seattle[5] == portland[3] == "2025-03-15"
+    assert seattle[9] == seattle[7]  # never the latest: superseded as it was recorded
+
+    then = as_json(daemon, capsys, "search", "Where did Alex live?", "-n", "times", "--mode", "memories",
+                   "--as-of", "2025-01-01T00:00:00Z")  # fmt: skip
+    assert [r["memory"] for r in then["results"]] == ["Alex lives in Seattle."]
+    profile = as_json(daemon, capsys, "profile", "-n", "times", "--as-of", "2025-01-01T00:00:00Z")
+    assert [f["memory"] for f in profile["profile"]["static"]] == ["Alex lives in Seattle."]
+    believed = as_json(daemon, capsys, "search", "Where did Alex live?", "-n", "times",
+                       "--as-of-recorded", "2020-01-01T00:00:00Z")  # fmt: skip
+    assert believed["results"] == []  # nothing was recorded yet
+
+
 def test_stats_and_jobs(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
     remembered(daemon, capsys, "stats", "Dana keeps bees on her roof in Lyon.")
     code, out, _ = smemctl(daemon, capsys, "stats", "-n", "stats")
@@ -202,6 +235,9 @@ def test_stats_and_jobs(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str
         ["search", "tea", "--mode", "fuzzy"],
         ["search", "tea", "--threshold", "2"],
         ["search", "tea", "--as-of", "yesterday"],
+        ["search", "tea", "--as-of-recorded", "yesterday"],
+        ["profile", "--as-of", "last week"],
+        ["remember", "tea", "--date", "today"],
         ["ingest", "/nonexistent/smem"],
     ],
 )

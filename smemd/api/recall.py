@@ -67,8 +67,9 @@ async def profile(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, Profile) if await request.read() else Profile()
     built = await params.engine(request).profiles.build(
-        ns, filter=params.filter_of(body.filter), buckets=body.buckets or []
-    )
+        ns, filter=params.filter_of(body.filter), buckets=body.buckets or [],
+        as_of=params.timestamp(body.as_of, "$.asOf"),
+    )  # fmt: skip
 
     def facts(memories: list[Memory]) -> list[Fact]:
         return [Fact(id=m.id, memory=m.text) for m in memories]

@@ -113,6 +113,7 @@ class Profile(Request):
         ]
         | None
     ) = None
+    as_of: str | None = None  # smem's extension: the profile as it held then (valid time)
 
 
 class ListInclude(Request):

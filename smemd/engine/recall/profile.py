@@ -4,6 +4,8 @@ Static: preferences, then facts, the best connected first (stated by more source
 more memories by updates and extends). Dynamic: episodes and updated memories of the last 14
 days, newest first. Buckets: the `preferences` bucket holds the preferences; any other bucket
 holds what recall finds for its name. A filter narrows all three to the memories it admits.
+With `as_of` the profile is the one that held then: the versions valid at that instant, and
+the 14 days before it, by valid time.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import msgspec
 
 from smemd.engine.filters import Filter
 from smemd.engine.ids import now
-from smemd.engine.recall.hybrid import Query, Recall
+from smemd.engine.recall.hybrid import Query, Recall, memory_conditions
 from smemd.store.api import Store
 from smemd.store.records import Memory
 
@@ -42,10 +44,10 @@ class Profiles:
 
     async def build(
         self, namespace: str, *, filter: Filter | None = None, buckets: Sequence[str] = (),
-        limit: int = 30,
+        limit: int = 30, as_of: float | None = None,
     ) -> Profile:  # fmt: skip
         t = now()
-        where, params = _admitted(filter, t)
+        where, params = _admitted(filter, t, as_of)
         async with self.store.scan(namespace) as reader:
             static: list[Memory] = []
             for kind in ("preference", "fact"):  # one index walk each, preferences first
@@ -54,18 +56,23 @@ class Profiles:
                         namespace, where=f"{where} AND m.type = '{kind}'", params=params,
                         order=BEST_CONNECTED, limit=limit - len(static),
                     )  # fmt: skip
+            recent = "m.created_at >= ?" if as_of is None else "m.valid_from BETWEEN ? AND ?"
+            since = (t if as_of is None else as_of) - DYNAMIC_DAYS * 86400
             dynamic = await reader.top_memories(
                 namespace,
-                where=f"{where} AND (m.type = 'episode' OR m.version > 1) AND m.created_at >= ?",
-                params=[*params, t - DYNAMIC_DAYS * 86400], order="m.created_at DESC",
+                where=f"{where} AND (m.type = 'episode' OR m.version > 1) AND {recent}",
+                params=[*params, since] if as_of is None else [*params, since, as_of],
+                order="m.created_at DESC" if as_of is None else "m.valid_from DESC",
                 limit=limit,
             )  # fmt: skip
-        filled = {name: await self._bucket(namespace, name, filter) for name in buckets}
+        filled = {name: await self._bucket(namespace, name, filter, as_of) for name in buckets}
         return Profile(static=static, dynamic=dynamic, buckets=filled)
 
-    async def _bucket(self, namespace: str, name: str, filter: Filter | None) -> list[Memory]:
+    async def _bucket(
+        self, namespace: str, name: str, filter: Filter | None, as_of: float | None
+    ) -> list[Memory]:
         if name == "preferences":
-            where, params = _admitted(filter, now())
+            where, params = _admitted(filter, now(), as_of)
             async with self.store.scan(namespace) as reader:
                 return await reader.top_memories(
                     namespace, where=f"{where} AND m.type = 'preference'", params=params,
@@ -73,14 +80,16 @@ class Profiles:
                 )  # fmt: skip
         query = Query(
             text=name.replace("-", " ").replace("_", " "), mode="memories", limit=BUCKET_SIZE,
-            threshold=0.3, filter=filter,
+            threshold=0.3, filter=filter, as_of=as_of,
         )  # fmt: skip
         hits = await self.recall.search(namespace, query)
         return [hit.memory for hit in hits if hit.memory is not None]
 
 
-def _admitted(filter: Filter | None, at: float) -> tuple[str, list[Any]]:
-    """SQL over `m` for the live memories the filter admits."""
+def _admitted(filter: Filter | None, at: float, as_of: float | None) -> tuple[str, list[Any]]:
+    """SQL over `m` for the memories the filter admits: live now, or valid at `as_of`."""
+    if as_of is not None:
+        return memory_conditions(Query(text="", filter=filter, as_of=as_of), at)
     if filter is None:
         return LIVE_NOW, [at]
     sql, params = filter.to_sql("m.metadata")
