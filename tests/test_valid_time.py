@@ -14,8 +14,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from smemd.engine.ingest.reconciling import valid_from
 from smemd.store import schema
 from smemd.store.api import Store
+from smemd.store.records import Candidate, Document
 from smemd.store.schema import MIGRATIONS
 from smemd.store.vectors import to_blob
 from tests.conftest import Running
@@ -136,6 +138,12 @@ async def test_a_fact_at_the_same_moment_with_another_value_contradicts(running:
     async with engine.store.read() as reader:
         relations = await reader.relations_of([r["id"] for r in results])
     assert [r.kind for r in relations] == ["contradicts"]
+    status, review, _ = await call(running.unix, "GET", "http://smemd/ns/sam/review")
+    assert status == 200, review
+    ((pair),) = review["contradictions"]
+    assert (pair["memory"]["memory"], pair["contradicts"]["memory"]) == (
+        "Sam lives in Bergen.", "Sam lives in Oslo.",
+    )  # fmt: skip
 
 
 async def test_an_instant_that_is_not_one_is_a_400_naming_the_field(running: Running) -> None:
@@ -204,3 +212,30 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
     assert june.superseded_at is None and jan.superseded_at is not None
     assert solo.valid_from == 300 and solo.valid_until is None
     assert [(r.from_id, r.to_id, r.kind) for r in relations] == [("mem_june", "mem_jan", "updates")]
+
+
+async def test_a_sentence_says_when_it_held(running: Running) -> None:
+    await add(running, "lisbon", "I flew back from Lisbon yesterday.", date="2025-03-14T18:00:00Z")
+    await settle(running)
+    (found,) = await search(running, "lisbon", "When was I in Lisbon?")
+    # Valid from the day "yesterday" names, read against the document's date.
+    assert found["validFrom"].startswith("2025-03-13")
+
+
+def test_valid_time_never_begins_after_the_fact_was_said() -> None:
+    said = 1_700_000_000.0
+    doc = Document(
+        seq=1, id="doc_1", namespace="ns", caller_id=None, title=None, type="text", content="",
+        url=None, metadata={}, content_date=said, content_hash="", task_type="memory",
+        status="done", error=None, revision=1, created_at=said + 99, updated_at=said + 99,
+    )  # fmt: skip
+
+    def fact(event_at: float | None) -> Candidate:
+        return Candidate(job_id="j", position=0, chunk_id="c", text="x", type="fact",
+                         event_at=event_at)  # fmt: skip
+
+    assert valid_from(fact(None), doc, said + 500) == said
+    assert valid_from(fact(said - 86400), doc, said + 500) == said - 86400  # it happened before
+    # An appointment for later holds from when it was made: a change of it said afterwards
+    # must be the later version, whatever day either names.
+    assert valid_from(fact(said + 30 * 86400), doc, said + 500) == said

@@ -11,6 +11,7 @@ from datetime import UTC, date, datetime
 
 import numpy as np
 
+from smemd.engine.dates.relative import resolve
 from smemd.engine.ingest import sentence_facts
 from smemd.engine.ingest.model_facts import Chatter, LlmFact, extract_facts
 from smemd.fleet.builtin import Embedder
@@ -85,9 +86,17 @@ def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Ca
                     chunk_id=chunk.id,
                     text=fact,
                     type=kind,
-                    # Without an LLM the best guess for when an episode happened is the
-                    # document's own date.
-                    event_at=doc.content_date if kind == "episode" else None,
+                    event_at=_sentence_date(fact, kind, doc),
                 )
             )
     return candidates
+
+
+def _sentence_date(fact: str, kind: str, doc: Document) -> float | None:
+    """When a sentence says it happened: the day a relative phrase in it names against the
+    document's date ("yesterday", "three weeks ago"); else, for an episode, the document's date."""
+    if doc.content_date is not None:
+        resolved = resolve(fact, utc_day(doc.content_date))
+        if resolved is not None:
+            return _midnight(resolved.day)
+    return doc.content_date if kind == "episode" else None

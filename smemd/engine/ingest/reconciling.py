@@ -188,7 +188,10 @@ class Reconciler:
 
 
 def valid_from(candidate: Candidate, doc: Document, stored_at: float) -> float:
-    """When the fact began to hold: its event date, else its document's date, else now."""
-    if candidate.event_at is not None:
-        return candidate.event_at
-    return doc.content_date if doc.content_date is not None else stored_at
+    """When the fact began to hold: its event date, else its document's date, else now.
+
+    Never after the document said it: "The dentist appointment is on 5 January." holds from
+    when it was said, and a later "It was moved to 3 January." must come after it.
+    """
+    said = doc.content_date if doc.content_date is not None else stored_at
+    return said if candidate.event_at is None else min(candidate.event_at, said)
