@@ -16,7 +16,11 @@ otherwise. A pair whose documents did not give one memory each is `unextracted`,
 One line: accuracy over the pairs, each label's recall, the count of unextracted pairs and the
 wall time. `--llama-url URL` gives the daemon a `hosts` fleet whose chat model (which then both
 extracts and judges) is the llama-server at URL; its embeddings come from the builtin MiniLM,
-served here on loopback, so both runs compare the same vectors.
+served here on loopback, so both runs compare the same vectors. `--judge-url URL` leaves
+extraction out (a small model may not extract well and still judge): each pair goes straight to
+the reconcile decision smem makes with a judge (`judged_decision`: the model's letters, the
+heuristic where it is undecided or not needed), the old fact its one neighbour at the builtin
+embedder's cosine; the line then counts `undecided` calls instead of unextracted pairs.
 """
 
 from __future__ import annotations
@@ -36,7 +40,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import aiohttp
+
+from smemd.engine.ingest.reconciling import Neighbour
+from smemd.engine.judgement.letter_judge import Judge
+from smemd.engine.judgement.reconcile_by_model import judged_decision
 from smemd.fleet.builtin import load_embedder
+from smemd.fleet.llama import LlamaClient
 from tests.bench.retrieval import Http
 from tests.daemon_process import DaemonProcess
 from tests.fakes.llama_server import FakeLlamaServer
@@ -172,6 +182,23 @@ def _embedding_server() -> Iterator[int]:
         loop.close()
 
 
+async def judged(pairs: Sequence[Pair], url: str) -> tuple[list[str], int]:
+    """Each pair's outcome by smem's judged decision against the llama-server at `url`, and how
+    many calls the judge left undecided."""
+    embedder = load_embedder()
+    outcomes: list[str] = []
+    undecided = 0
+    async with aiohttp.ClientSession() as session:
+        judge = Judge(LlamaClient(session, url, node="bench", timeout=60.0))
+        for pair in pairs:
+            old, new = await embedder.embed([pair.old, pair.new], kind="document")
+            near = Neighbour("old", pair.old, float(old @ new))
+            decision, record = await judged_decision(judge, "bench", pair.new, [near])
+            outcomes.append(decision.kind)
+            undecided += record is not None and "undecided" in decision.reason
+    return outcomes, undecided
+
+
 def line(pairs: Sequence[Pair], outcomes: Sequence[str], judge: str, seconds: float) -> str:
     right = sum(p.label == o for p, o in zip(pairs, outcomes, strict=True))
     parts = [f"updates judge={judge} n={len(pairs)} accuracy={right / max(len(pairs), 1):.3f}"]
@@ -185,19 +212,30 @@ def line(pairs: Sequence[Pair], outcomes: Sequence[str], judge: str, seconds: fl
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--llama-url", help="a llama-server base URL, e.g. http://127.0.0.1:8080")
+    parser.add_argument(
+        "--judge-url", help="a llama-server that only judges, each pair asked directly"
+    )
     parser.add_argument("--limit", type=int, metavar="N", help="the first N pairs only")
     parser.add_argument("--verbose", action="store_true", help="print each wrong pair")
     args = parser.parse_args()
     pairs = load()[: args.limit]
     started = time.perf_counter()
-    outcomes = run(pairs, args.llama_url)
+    undecided = None
+    if args.judge_url:
+        outcomes, undecided = asyncio.run(judged(pairs, args.judge_url))
+    else:
+        outcomes = run(pairs, args.llama_url)
     seconds = time.perf_counter() - started
     if args.verbose:
         wrong = [(p, o) for p, o in zip(pairs, outcomes, strict=True) if p.label != o]
         for pair, got in sorted(wrong, key=lambda w: (w[0].label, w[1])):
             print(f"{pair.label} -> {got}: {pair.old!r} / {pair.new!r}")
         print(dict(Counter(f"{p.label}->{o}" for p, o in wrong)))
-    print(line(pairs, outcomes, "llm" if args.llama_url else "heuristic", seconds))
+    judge = "llm-questions" if args.judge_url else "llm" if args.llama_url else "heuristic"
+    summary = line(pairs, outcomes, judge, seconds)
+    if undecided is not None:
+        summary = summary.replace(" unextracted=0 ", f" undecided={undecided} ")
+    print(summary)
 
 
 if __name__ == "__main__":
