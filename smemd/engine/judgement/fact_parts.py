@@ -15,6 +15,22 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from smemd.engine.index.words import STOPWORDS, tokens
+from smemd.engine.judgement.vocabulary import (
+    ADVERBIAL_OPENINGS,
+    ARTICLES,
+    CHANGE_CUES,
+    FIRST_PERSON,
+    FUNCTION_WORDS,
+    LIGHT,
+    NEGATIONS,
+    NOT_COUNTING,
+    NUMBER_WORDS,
+    PRONOUNS,
+    PURE_CUES,
+    QUALIFIERS,
+    VERBS,
+    attributes_of,
+)
 
 _TOKEN = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an address
@@ -23,89 +39,6 @@ _TOKEN = re.compile(
 # Letters and digits in one word, or an address: a code, a model, a password.
 _CODE = re.compile(r"(?=.*\d)(?=.*[^\W\d_])[\w'-]+|.+@.+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
-_ARTICLES = frozenset({"the", "a", "an"})
-_FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "we", "our", "us"})
-_PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it"})
-# Capitalised at a sentence start but not names: they never open a subject or count as values.
-_FUNCTION_WORDS = frozenset(
-    {"my", "our", "your", "his", "her", "their", "its", "this", "that", "these", "those"}
-    | {"i", "i'm", "i've", "i'd", "i'll", "he's", "she's", "we're", "they're", "it's"}
-    | {"in", "on", "at", "since", "after", "before", "yesterday", "today", "last", "and", "but"}
-    | {"when", "now", "then", "as", "from", "for", "with", "by", "of", "to", "a", "an", "the"}
-)
-# What a subject was or is, not which: "my new phone number" is "my phone number".
-_QUALIFIERS = frozenset({"new", "old", "current", "former", "latest", "previous"})
-# Words that open an adverbial before the subject: "In 2020, Kofi relocated to Accra."
-_ADVERBIAL_OPENINGS = frozenset(
-    "in on at since after before from during by until these this last every twice once when"
-    " yesterday today recently now lately".split()
-)
-# Someone of a subject, never a thing of it: "my sister" is not "me".
-PEOPLE = frozenset(
-    """sister sisters brother brothers mother father mom mum dad parents wife husband son sons
-    daughter daughters kid kids child children friend friends boss partner girlfriend boyfriend
-    colleague colleagues manager neighbour neighbor cousin uncle aunt grandma grandpa
-    grandmother grandfather niece nephew roommate flatmate landlord teacher doctor team family
-    baby fiance fiancee""".split()
-)
-# Where a fact's subject phrase ends: "Our office in Berlin | has 120 employees". A value
-# before it names which thing the fact is about, not what the fact says of it.
-_VERBS = frozenset(
-    "is are was were has have had will would can could does do did am be been isn't aren't"
-    " wasn't doesn't don't didn't".split()
-)
-NUMBER_WORDS = {
-    word: str(n)
-    for n, word in enumerate(
-        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen"
-        " fifteen sixteen seventeen eighteen nineteen twenty".split()
-    )
-} | {"thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "seventy": "70"}
-NUMBER_WORDS |= {"eighty": "80", "ninety": "90", "hundred": "100", "dozen": "12"}
-# "the one in Lisbon", "this one": a pronoun, not a count.
-_NOT_COUNTING = frozenset({"the", "this", "that", "which", "every", "no", "any", "each"})
-# Verbs that carry little of what a fact says: "Ben uses Bitwarden to manage his passwords.",
-# "Our landlord is called Mr. Patel."
-_LIGHT = frozenset(
-    """use uses used using get gets got make makes made take takes took sit sits lie lies
-    located stand stands called named""".split()
-)
-_NEGATIONS = frozenset({"not", "never", "no", "n't", "nobody", "nothing", "neither", "nor"})
-# Words that only say a value changed ("is now", "no longer", "new"): not what the fact is about.
-_PURE_CUES = frozenset("now longer anymore instead again since new newly became become".split())
-# Words that say one value took another's place, not only that something happened: with a
-# new value they make a change, where "bought" or "started" may only add detail.
-REPLACEMENT_CUES = frozenset(
-    """now longer anymore instead rather switched switch changed change moved relocated left
-    quit became replaced""".split()
-)
-# Words that say a value changed: "moved to", "switched to", "is now", "no longer".
-CHANGE_CUES = _PURE_CUES | frozenset(
-    """moved move moving relocated switched switch changed change left quit joined sold bought
-    upgraded replaced turned started stopped began promoted renamed rescheduled pushed
-    postponed divorced raised lowered""".split()
-)
-# What a fact says about its subject, by the stems that name it.
-_ATTRIBUTES = {
-    "home": "live lives living lived moved move relocated reside resides based home house flat"
-    " apartment address",
-    "work": "work works working worked job employer employed hired joined left quit company"
-    " position role promoted office team",
-    "age": "age turned old year years birthday",
-    "vehicle": "drive drives car bike truck vehicle",
-    "device": "phone laptop computer",
-    "partner": "married dating girlfriend boyfriend partner wife husband divorced engaged",
-    "schedule": "meeting appointment moved pushed rescheduled postponed scheduled call flight",
-    "study": "study studies studying school university college enrolled graduated major",
-    "diet": "vegetarian vegan eat eats eating diet meat",
-    "likes": "like likes love loves prefer prefers favourite favorite enjoy enjoys",
-    "contact": "number email phone address",
-    "name": "name named called renamed",
-}
-_ATTRIBUTES_OF: dict[str, set[str]] = {}
-for _attribute, _words in _ATTRIBUTES.items():
-    for _term in tokens(_words):
-        _ATTRIBUTES_OF.setdefault(_term, set()).add(_attribute)
 
 
 @dataclass(frozen=True)
@@ -134,28 +67,28 @@ class FactParts:
         demonstrative ("my sister", "meeting" in "The meeting is at 3pm").
         """
         words = _TOKEN.findall(_after_adverbial(self.text))
-        while words and words[0].lower() in _ARTICLES:
+        while words and words[0].lower() in ARTICLES:
             words = words[1:]
         if not words:
             return ()
         first = words[0].lower()
-        if first in _PRONOUNS and first not in _FIRST_PERSON:
+        if first in PRONOUNS and first not in FIRST_PERSON:
             return (first,)
-        if first in _FIRST_PERSON and first not in ("my", "our"):
+        if first in FIRST_PERSON and first not in ("my", "our"):
             return ("i",)
         if _is_name(words[0]):
             name = [w.lower() for w in _takewhile_names(words)]
-            rest = [w for w in words[len(name) :] if w.lower() not in _QUALIFIERS]
+            rest = [w for w in words[len(name) :] if w.lower() not in QUALIFIERS]
             if name[-1].endswith("'s") and rest:
                 name.append(rest[0].lower())
             return tuple(name)
         subject: list[str] = []
         for word in words:
             lowered = word.lower()
-            if lowered in _QUALIFIERS:
+            if lowered in QUALIFIERS:
                 continue
             subject.append("i" if lowered in ("my", "our") else lowered)
-            if lowered not in _FUNCTION_WORDS:
+            if lowered not in FUNCTION_WORDS:
                 break
         return tuple(subject)
 
@@ -185,19 +118,9 @@ class FactParts:
 
     @cached_property
     def content(self) -> frozenset[str]:
-        """Stems of what the fact says of its subject: no stopwords, subject, values or cues."""
-        skip = set(self.subject) | {w.lower() for v in self.values for w in v.split()}
-        return frozenset(
-            term
-            for word in self.folded
-            if word not in STOPWORDS and word not in skip and word not in _PURE_CUES
-            and word not in _LIGHT and _number(word, "") is None and not word[0].isdigit()
-            for term in tokens(word)
-        )  # fmt: skip
-
-    @staticmethod
-    def attributes_of_stem(stem: str) -> set[str]:
-        return _ATTRIBUTES_OF.get(stem, set())
+        """What it says of its subject: `said` without the subject's words."""
+        subject = {stem for word in self.subject for stem in tokens(word)}
+        return self.said - subject
 
     @cached_property
     def said(self) -> frozenset[str]:
@@ -206,8 +129,8 @@ class FactParts:
         return frozenset(
             term
             for word in self.folded
-            if word not in STOPWORDS and word not in in_values and word not in _PURE_CUES
-            and word not in _LIGHT and _number(word, "") is None and not word[0].isdigit()
+            if word not in STOPWORDS and word not in in_values and word not in PURE_CUES
+            and word not in LIGHT and _number(word, "") is None and not word[0].isdigit()
             and _without_possessive(word) not in in_values
             for term in tokens(word)
         )  # fmt: skip
@@ -218,14 +141,14 @@ class FactParts:
             attribute
             for word in self.folded
             for term in tokens(word)
-            for attribute in _ATTRIBUTES_OF.get(term, ())
+            for attribute in attributes_of(term)
         )
 
     @cached_property
     def negated(self) -> bool:
         folded = self.folded
         return any(
-            w in _NEGATIONS or w.endswith("n't") or (w == "longer" and i and folded[i - 1] == "no")
+            w in NEGATIONS or w.endswith("n't") or (w == "longer" and i and folded[i - 1] == "no")
             for i, w in enumerate(folded)
         )
 
@@ -237,7 +160,7 @@ class FactParts:
     @cached_property
     def naming(self) -> frozenset[str]:
         """Values inside the subject phrase: which thing it is ("office in Berlin")."""
-        end = next((i for i, w in enumerate(self.folded) if w in _VERBS), 0)
+        end = next((i for i, w in enumerate(self.folded) if w in VERBS), 0)
         head = " ".join(self.words[:end]).lower()
         return frozenset(v for v in self.values if v.lower() in head)
 
@@ -251,7 +174,7 @@ class FactParts:
 
     def says_subject_of(self, other: FactParts) -> bool:
         """Every word of the other fact's subject is in this one ("i": any first person)."""
-        mine = bool(set(self.folded) & _FIRST_PERSON)
+        mine = bool(set(self.folded) & FIRST_PERSON)
         return all((w == "i" and mine) or self.says(w) for w in other.subject)
 
     def says(self, word: str) -> bool:
@@ -275,7 +198,7 @@ def meets(a: str, b: str) -> bool:
 
 def _number(word: str, before: str) -> str | None:
     """A number written in words ("three", "thirty-four"), else None."""
-    if word == "one" and before in _NOT_COUNTING:
+    if word == "one" and before in NOT_COUNTING:
         return None
     parts = word.split("-")
     if not all(part in NUMBER_WORDS for part in parts):
@@ -291,14 +214,14 @@ def _after_adverbial(text: str) -> str:
     """The text after an opening adverbial and its comma ("In 2020, Kofi relocated …")."""
     first, comma, rest = text.partition(",")
     opening = first.split(maxsplit=1)[0].lower() if first.strip() else ""
-    if comma and opening in _ADVERBIAL_OPENINGS and len(first.split()) <= 5:
+    if comma and opening in ADVERBIAL_OPENINGS and len(first.split()) <= 5:
         return rest
     return text
 
 
 def _is_name(word: str) -> bool:
     """Capitalised and not a capitalised function word ("My", "In", "I")."""
-    return word[:1].isupper() and word.lower() not in _FUNCTION_WORDS
+    return word[:1].isupper() and word.lower() not in FUNCTION_WORDS
 
 
 def _takewhile_names(words: list[str]) -> list[str]:

@@ -22,7 +22,8 @@ from typing import Literal, Protocol
 import msgspec
 
 from smemd.engine.index.words import tokens
-from smemd.engine.judgement.fact_parts import PEOPLE, REPLACEMENT_CUES, FactParts, meets
+from smemd.engine.judgement.fact_parts import FactParts, meets
+from smemd.engine.judgement.vocabulary import PEOPLE, REPLACEMENT_CUES, attributes_of
 
 
 class Neighbour(Protocol):
@@ -175,11 +176,8 @@ def _overlap(new: frozenset[str], old: frozenset[str], *, by_attribute: bool) ->
     "married")."""
 
     def met(word: str, others: frozenset[str]) -> bool:
-        kinds = FactParts.attributes_of_stem(word) if by_attribute else set()
-        return any(
-            meets(word, other) or bool(kinds & FactParts.attributes_of_stem(other))
-            for other in others
-        )
+        kinds = attributes_of(word) if by_attribute else set()
+        return any(meets(word, other) or bool(kinds & attributes_of(other)) for other in others)
 
     new_met = sum(met(w, old) for w in new)
     old_met = sum(met(w, new) for w in old)
