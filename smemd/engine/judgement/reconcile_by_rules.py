@@ -46,14 +46,13 @@ class Decision(msgspec.Struct, frozen=True, kw_only=True):
     reason: str
 
 
-# Below these cosines two facts are too far apart for the rules to call them one fact, or to
-# call one a change of the other without a word that says so.
-SAME_FACT_AT = 0.80
-# Past this, sharing a third of their words is enough for two facts with the same values.
-PARAPHRASE_AT = 0.88
-# Past this, two facts with the same subject and values are one whatever their words: the
+# Two facts with the same subject and values are one when they share two thirds of their words
+# past SAME_FACT_AT, half past PARAPHRASE_AT, and whatever their words past REWORDED_AT: the
 # nearest pairs that differ ("starts" / "ends at 8:15") measure about 0.9.
+SAME_FACT_AT = 0.80
+PARAPHRASE_AT = 0.88
 REWORDED_AT = 0.93
+# A changed value is a change of the same attribute past this, without a word that says so.
 CHANGED_AT = 0.75
 # A stated change ("moved to", "now", "no longer") about the same attribute may be worded far
 # from the old fact: "I work at Google." / "I joined Microsoft last month." is 0.23 apart.
