@@ -73,10 +73,10 @@ class Reconciler:
                 else []
             )
         index = (await self.indexes.get(doc.namespace)).memories
+        own = [m.seq for m in before]
         plans: list[Plan] = []
         for candidate, vector in items:
             hits = index.vectors.search(vector, NEIGHBOURS)
-            own = [m.seq for m in before]
             own_hits = list(zip(own, index.vectors.cosines(vector, own), strict=True))
             neighbours = await self._neighbours(hits, own_hits, plans, vector)
             judged: Judged | None = None
@@ -126,7 +126,11 @@ class Reconciler:
         said before a revision, always has its nearest one in."""
         async with self.store.read() as reader:
             rows = await reader.memories_by_seq([seq for seq, _ in hits + own])
-        found = {seq: Neighbour(rows[seq].id, rows[seq].text, cos) for seq, cos in hits + own}
+        found = {
+            seq: Neighbour(rows[seq].id, rows[seq].text, cos)
+            for seq, cos in hits + own
+            if seq in rows  # deleted meanwhile
+        }
         # Memories this job is about to add are neighbours too: a document may restate itself.
         fresh = [
             Neighbour(p.memory_id, p.candidate.text, float(p.vector @ vector))
@@ -134,8 +138,9 @@ class Reconciler:
             if p.memory_id is not None
         ]
         nearest = sorted([*found.values(), *fresh], key=lambda n: -n.cosine)[:NEIGHBOURS]
-        if own:
-            closest = found[max(own, key=lambda hit: hit[1])[0]]
+        mine = [hit for hit in own if hit[0] in found]
+        if mine:
+            closest = found[max(mine, key=lambda hit: hit[1])[0]]
             if closest not in nearest:
                 nearest = [*nearest[: NEIGHBOURS - 1], closest]
         return nearest
