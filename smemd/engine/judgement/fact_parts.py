@@ -17,6 +17,7 @@ from functools import cached_property
 from smemd.engine.index.words import STOPWORDS, tokens
 from smemd.engine.judgement.vocabulary import (
     ADVERBIAL_OPENINGS,
+    ANAPHORS,
     ARTICLES,
     CHANGE_CUES,
     FIRST_PERSON,
@@ -38,6 +39,7 @@ _TOKEN = re.compile(
 )
 # Letters and digits in one word, or an address: a code, a model, a password.
 _CODE = re.compile(r"(?=.*\d)(?=.*[^\W\d_])[\w'-]+|.+@.+")
+_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 
 
@@ -66,23 +68,28 @@ class FactParts:
         the subject runs up to and including the first word that is not a possessive or
         demonstrative ("my sister", "meeting" in "The meeting is at 3pm").
         """
-        words = _TOKEN.findall(_after_adverbial(self.text))
+        speaker, text = _speaker(self.text)
+        if text.startswith("["):  # "[image: a photo of …]": a caption, about no one
+            return ()
+        words = _TOKEN.findall(_after_adverbial(text))
         while words and words[0].lower() in ARTICLES:
             words = words[1:]
         if not words:
             return ()
         first = words[0].lower()
+        if first in ANAPHORS:
+            return ()  # "It was fun.": about whatever came before, which the fact does not say
         if first in PRONOUNS and first not in FIRST_PERSON:
             return (first,)
         if first in FIRST_PERSON and first not in ("my", "our"):
-            return ("i",)
+            return (speaker, "i") if speaker else ("i",)
         if _is_name(words[0]):
             name = [w.lower() for w in _takewhile_names(words)]
             rest = [w for w in words[len(name) :] if w.lower() not in QUALIFIERS]
             if name[-1].endswith("'s") and rest:
                 name.append(rest[0].lower())
             return tuple(name)
-        subject: list[str] = []
+        subject: list[str] = [speaker] if speaker and first in ("my", "our") else []
         for word in words:
             lowered = word.lower()
             if lowered in QUALIFIERS:
@@ -208,6 +215,13 @@ def _number(word: str, before: str) -> str | None:
 
 def _without_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word.rstrip("'")
+
+
+def _speaker(text: str) -> tuple[str, str]:
+    """A transcript line's speaker, lowercased, and what they said ("Joanna: I moved." is
+    Joanna's "I"); no speaker, the whole text."""
+    found = _SPEAKER.match(text)
+    return (found.group(1).lower(), text[found.end() :]) if found else ("", text)
 
 
 def _after_adverbial(text: str) -> str:

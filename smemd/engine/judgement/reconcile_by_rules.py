@@ -54,9 +54,13 @@ PARAPHRASE_AT = 0.88
 REWORDED_AT = 0.93
 # A changed value is a change of the same attribute past this, without a word that says so.
 CHANGED_AT = 0.75
-# A stated change ("moved to", "now", "no longer") about the same attribute may be worded far
-# from the old fact: "I work at Google." / "I joined Microsoft last month." is 0.23 apart.
+NEGATED_AT = 0.60
+# A change stated by a word that says one value replaced another ("moved to", "now", "no
+# longer") of an attribute both name may be worded far from the old fact: "I work at Google." /
+# "I joined Microsoft last month." is 0.23 apart. Sharing only a word, the facts must be nearer.
+# A word that only says something happened ("started", "bought", "new") states no change.
 STATED_CHANGE_AT = 0.20
+SAID_CHANGE_AT = 0.50
 
 
 def decide(
@@ -99,7 +103,7 @@ def relate(
     """How a new fact stands to one old fact, and why."""
     if new.folded == old.folded:
         return "duplicate", "same words"
-    if not new.subject or not _same_subject(new, old):
+    if not new.subject or not old.subject or not _same_subject(new, old):
         return "distinct", "another subject"
     # A value is gone when the new fact does not say it anywhere, and came when the old did not.
     gone = {v for v in old.values if not new.mentions(v)}
@@ -118,9 +122,11 @@ def relate(
     # A change the new fact states ("moved", "now", "no longer") where the old stated none;
     # without a new value, it must also say something the old fact does not.
     cue_change = (
-        bool(new.cues) and not old.cues and _same_attribute(new, old)
-        and cosine >= STATED_CHANGE_AT
-    )  # fmt: skip
+        bool(new.cues & REPLACEMENT_CUES)
+        and not old.cues
+        and cosine >= (STATED_CHANGE_AT if new.attributes & old.attributes else SAID_CHANGE_AT)
+    )
+    cue_change = cue_change and _same_attribute(new, old)
     stated = cue_change and not literal.new_covered
     if gone and came:
         change = f"{', '.join(sorted(gone))} -> {', '.join(sorted(came))}"
@@ -131,9 +137,10 @@ def relate(
             return "updates", f"changed value: {change}"
         return "distinct", f"other values ({change}) and no sign of the same attribute"
     if new.negated != old.negated and not (gone and overlap.new_covered and old.negated):
-        if _same_attribute(new, old):
+        # The old statement itself, negated: not another statement that happens to negate.
+        if overlap.share >= 0.5 and cosine >= NEGATED_AT:
             return "updates", "the same statement negated"
-        return "distinct", "a negation about something else"
+        return "distinct", "a negation of something else"
     if gone:
         if overlap.new_covered:
             return "duplicate", "says less than the old fact, nothing else"
@@ -203,8 +210,11 @@ def _same_subject(new: FactParts, old: FactParts) -> bool:
     short, long = sorted((new.subject, old.subject), key=len)
     if long[: len(short)] != short:
         return False
-    extra = long[len(short) :]
-    return not any(w in PEOPLE for w in extra) and _same_attribute(new, old)
+    # The thing must be what the other fact is about: "My car" for "I drive", not "My dogs".
+    longer = new if new.subject == long else old
+    other = old if longer is new else new
+    things = {a for w in long[len(short) :] for stem in tokens(w) for a in attributes_of(stem)}
+    return not any(w in PEOPLE for w in long[len(short) :]) and bool(things & other.attributes)
 
 
 def _same_attribute(new: FactParts, old: FactParts) -> bool:

@@ -8,6 +8,9 @@ from smemd.engine.index.words import tokens
 
 ARTICLES = frozenset({"the", "a", "an"})
 FIRST_PERSON = frozenset({"i", "i'm", "i've", "i'd", "i'll", "me", "my", "we", "our", "us"})
+# Subjects that point back at something the fact does not name: two facts about "it" may be
+# about two things.
+ANAPHORS = frozenset({"it", "it's", "this", "that", "they", "they're", "there", "these", "those"})
 PRONOUNS = frozenset({"i", "we", "you", "he", "she", "they", "it"})
 # Capitalised at a sentence start but not names: they never open a subject or count as values.
 FUNCTION_WORDS = frozenset(
@@ -56,11 +59,12 @@ LIGHT = frozenset(
 NEGATIONS = frozenset({"not", "never", "no", "n't", "nobody", "nothing", "neither", "nor"})
 # Words that only say a value changed ("is now", "no longer", "new"): not what the fact is about.
 PURE_CUES = frozenset("now longer anymore instead again since new newly became become".split())
-# Words that say one value took another's place, not only that something happened: with a
-# new value they make a change, where "bought" or "started" may only add detail.
+# Words that say one value took another's place, not only that something happened ("bought",
+# "started", "new" may only add detail).
 REPLACEMENT_CUES = frozenset(
     """now longer anymore instead rather switched switch changed change moved relocated left
-    quit became replaced""".split()
+    quit became replaced joined promoted renamed upgraded stopped turned raised lowered sold
+    divorced rescheduled pushed postponed""".split()
 )
 # Words that say a value changed: "moved to", "switched to", "is now", "no longer".
 CHANGE_CUES = PURE_CUES | frozenset(
