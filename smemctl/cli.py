@@ -16,6 +16,7 @@ from typing import TextIO
 from smemctl import answers, calibration, fleet, ingest, memory, nodes, review, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
+from smemctl.mcp import command as mcp_command
 from smemctl.table import duration, pairs, table
 from smemd.paths import default_socket
 from smemd.protocol import Activity, Health, LogLevelReply, Status, TokenList
@@ -133,6 +134,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         memory.profile,
         "a namespace's static and dynamic profile",
         memory.profile_arguments,
+    ),
+    "mcp": (
+        mcp_command.run,
+        "serve smem's tools to an agent over MCP (stdio, or streamable HTTP with --http)",
+        mcp_command.arguments,
     ),
     "ask": (
         answers.ask,

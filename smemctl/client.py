@@ -1,4 +1,5 @@
-"""HTTP to smemd over its Unix socket, with the standard library only so the CLI starts fast."""
+"""HTTP to smemd over its Unix socket, or over TCP with a token, with the standard library only
+so the CLI starts fast."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import http.client
 import socket
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import urlsplit
 
 import msgspec
 
@@ -39,15 +41,33 @@ class UnixConnection(http.client.HTTPConnection):
 
 
 class Client:
-    def __init__(self, socket_path: Path, timeout: float = 30.0) -> None:
+    """smemd on its socket, or at `url` (http://host:port) with `token` when one is given."""
+
+    def __init__(
+        self, socket_path: Path, timeout: float = 30.0, *, url: str | None = None,
+        token: str | None = None,
+    ) -> None:  # fmt: skip
         self.socket_path = socket_path
         self.timeout = timeout
+        self.url = url
+        self.token = token
+        self.where = url or str(socket_path)
+
+    def _connection(self) -> http.client.HTTPConnection:
+        if self.url is None:
+            return UnixConnection(self.socket_path, self.timeout)
+        parts = urlsplit(self.url)
+        if parts.scheme != "http" or not parts.hostname:
+            raise CallFailed(f"{self.url}: give smemd's address as http://host:port")
+        return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=self.timeout)
 
     def call(self, method: str, path: str, body: Any = None) -> bytes:
         """Send one request; return the body of a 2xx reply, raise for anything else."""
         payload = msgspec.json.encode(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if payload is not None else {}
-        conn = UnixConnection(self.socket_path, self.timeout)
+        if self.token:
+            headers["Authorization"] = f"Bearer {self.token}"
+        conn = self._connection()
         try:
             conn.request(method, path, body=payload, headers=headers)
             response = conn.getresponse()
@@ -55,9 +75,7 @@ class Client:
         except FileNotFoundError:
             raise NotRunning(f"smemd is not running (no socket at {self.socket_path})") from None
         except ConnectionRefusedError:
-            raise NotRunning(
-                f"smemd is not running (socket at {self.socket_path} refuses connections)"
-            ) from None
+            raise NotRunning(f"smemd is not running ({self.where} refuses connections)") from None
         except PermissionError:
             raise CallFailed(
                 f"permission denied on {self.socket_path} (is your user in the socket's group?)"
@@ -65,7 +83,7 @@ class Client:
         except TimeoutError:
             raise CallFailed(f"smemd did not answer within {self.timeout:.0f} s") from None
         except (OSError, http.client.HTTPException) as err:
-            raise CallFailed(f"talking to smemd at {self.socket_path}: {err}") from err
+            raise CallFailed(f"talking to smemd at {self.where}: {err}") from err
         finally:
             conn.close()
         if not 200 <= response.status < 300:
@@ -78,6 +96,10 @@ class Client:
 
     def post(self, path: str, body: Any, type_: type[T]) -> tuple[T, bytes]:
         raw = self.call("POST", path, body)
+        return msgspec.json.decode(raw, type=type_), raw
+
+    def send(self, method: str, path: str, body: Any, type_: type[T]) -> tuple[T, bytes]:
+        raw = self.call(method, path, body)
         return msgspec.json.decode(raw, type=type_), raw
 
 
