@@ -147,6 +147,19 @@ def test_different_subjects_or_unseen_values_stay_distinct(old: str, new: str) -
         ("I live in Oslo.", "My sister lives in Bergen.", 0.6, "distinct"),
         ("My flight to Oslo is on Monday.", "My flight to Bergen is on Monday.", 0.708, "distinct"),
         ("I bought a bike in March.", "I bought a kayak in March.", 0.8, "distinct"),
+        # A date however it is written: the same day is the same value, another day a change.
+        (
+            "The dentist is on 2024-09-12.",
+            "The dentist is on 12 September 2024.",
+            0.95,
+            "duplicate",
+        ),
+        (
+            "The dentist is on Sept. 12th, 2024.",
+            "The dentist was moved to 19 September 2024.",
+            0.85,
+            "updates",
+        ),
     ],
 )
 def test_the_rules_on_pairs_at_the_embedders_distances(

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from datetime import date
 from functools import cached_property
 
 from smemd.engine.index.words import STOPWORDS, tokens
@@ -23,6 +24,7 @@ from smemd.engine.judgement.vocabulary import (
     FIRST_PERSON,
     FUNCTION_WORDS,
     LIGHT,
+    MONTHS,
     NEGATIONS,
     NOT_COUNTING,
     NUMBER_WORDS,
@@ -39,6 +41,12 @@ _TOKEN = re.compile(
 )
 # Letters and digits in one word, or an address: a code, a model, a password.
 _CODE = re.compile(r"(?=.*\d)(?=.*[^\W\d_])[\w'-]+|.+@.+")
+_MONTH = "(?P<month>" + "|".join(sorted(MONTHS, key=len, reverse=True)) + r")\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_DAY_MONTH_YEAR = re.compile(
+    rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE
+)
+_MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE)
 _SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 
@@ -51,8 +59,8 @@ class FactParts:
 
     @cached_property
     def words(self) -> list[str]:
-        """Dates, numbers and words in order; punctuation dropped."""
-        return _TOKEN.findall(self.text)
+        """Dates (as YYYY-MM-DD however written), numbers and words in order; no punctuation."""
+        return _TOKEN.findall(_dates_as_iso(self.text))
 
     @cached_property
     def folded(self) -> list[str]:
@@ -215,6 +223,20 @@ def _number(word: str, before: str) -> str | None:
 
 def _without_possessive(word: str) -> str:
     return word[:-2] if word.endswith("'s") else word.rstrip("'")
+
+
+def _dates_as_iso(text: str) -> str:
+    """ "12 September 2024", "Sept. 12th, 2024" and "2024-09-12" written alike: one value."""
+
+    def iso(found: re.Match[str]) -> str:
+        parts = found.groupdict()
+        try:
+            day = date(int(parts["year"]), MONTHS[parts["month"].lower()], int(parts["day"]))
+        except ValueError:  # "31 February 2024": not a date, left as it is
+            return found.group(0)
+        return day.isoformat()
+
+    return _DAY_MONTH_YEAR.sub(iso, _MONTH_DAY_YEAR.sub(iso, text))
 
 
 def _speaker(text: str) -> tuple[str, str]:

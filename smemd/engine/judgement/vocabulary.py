@@ -98,3 +98,18 @@ for _attribute, _words in ATTRIBUTES.items():
 def attributes_of(stem: str) -> set[str]:
     """The attributes a word's stem names ("move": home and schedule)."""
     return _ATTRIBUTES_OF.get(stem, set())
+
+
+# Month names and their common abbreviations, for dates written in words.
+MONTHS = {
+    name: number
+    for number, names in enumerate(
+        (
+            "january jan", "february feb", "march mar", "april apr", "may", "june jun",
+            "july jul", "august aug", "september sep sept", "october oct", "november nov",
+            "december dec",
+        ),
+        start=1,
+    )
+    for name in names.split()
+}  # fmt: skip
