@@ -14,7 +14,7 @@ from smemd.api import access
 from smemd.api.state import STATE
 from smemd.engine.core import Engine
 from smemd.engine.filters import Filter, FilterError, parse_filter
-from smemd.engine.recall.hybrid import Mode, Query
+from smemd.engine.recall.query import Mode, Query
 from smemd.errors import BadRequest, Forbidden, Unavailable, describe_validation_error
 from smemd.protocol.memory import check_namespace
 from smemd.store.scope import Scope

@@ -9,7 +9,8 @@ import msgspec
 from smemd.engine.filters import Filter
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.recall.hybrid import Query, Recall
+from smemd.engine.recall.hybrid import Recall
+from smemd.engine.recall.query import Query
 from smemd.errors import Conflict, NotFound
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store

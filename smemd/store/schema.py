@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-from smemd.store.memories import rechain
+from smemd.store.chains import rechain
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 

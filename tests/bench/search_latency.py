@@ -34,7 +34,7 @@ import numpy as np  # noqa: E402
 from smemctl.client import UnixConnection  # noqa: E402
 from smemd.config import EngineConfig  # noqa: E402
 from smemd.engine.core import Engine  # noqa: E402
-from smemd.engine.recall.hybrid import Query  # noqa: E402
+from smemd.engine.recall.query import Query  # noqa: E402
 from smemd.store.records import NewMemory  # noqa: E402
 from tests.daemon_process import DaemonProcess  # noqa: E402
 

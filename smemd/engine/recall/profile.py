@@ -17,7 +17,9 @@ import msgspec
 
 from smemd.engine.filters import Filter
 from smemd.engine.ids import now
-from smemd.engine.recall.hybrid import Query, Recall, memory_conditions
+from smemd.engine.recall.hybrid import Recall
+from smemd.engine.recall.query import Query
+from smemd.engine.recall.visibility import memory_conditions
 from smemd.store.api import Store
 from smemd.store.records import Memory
 

@@ -1,0 +1,24 @@
+"""A recall query: what to search for, and what of the store it may see."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import msgspec
+
+from smemd.engine.filters import Filter
+
+Mode = Literal["hybrid", "memories", "chunks"]
+
+
+class Query(msgspec.Struct, kw_only=True):
+    text: str
+    mode: Mode = "hybrid"
+    limit: int = 10
+    threshold: float = 0.0  # a floor on the cosine similarity
+    filter: Filter | None = None
+    as_of: float | None = None  # valid time: what held in the world then, as smem knows it now
+    as_of_recorded: float | None = None  # record time: what smem believed then
+    half_life_days: float = 0.0  # recency decay on memories; 0 = off
+    include_forgotten: bool = False
+    rerank: bool = True  # re-score the top with the fleet's cross-encoder, when it has one

@@ -1,0 +1,169 @@
+"""How recall scores a passage (a chunk and the memories extracted from it): a weighted sum of
+its best memory's cosine, its chunk's cosine and the two BM25 scores, each list scaled to
+0..1; members after the first at a discount."""
+
+from __future__ import annotations
+
+import msgspec
+import numpy as np
+
+from smemd.engine.recall.query import Mode
+from smemd.store.records import Chunk, Document, Memory
+
+Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
+
+
+class Fusion(msgspec.Struct, frozen=True, kw_only=True):
+    """What a passage's score is made of, and how deep each candidate list goes."""
+
+    memory_vector: float = 0.6  # the cosine of its best memory
+    chunk_vector: float = 0.15
+    memory_lexical: float = 0.05  # BM25, scaled to 0..1 over its list
+    chunk_lexical: float = 0.15
+    date: float = 0.15  # the query names a date or period and the passage is dated in it
+    told_time: float = 0.1  # the query asks when and the passage says when
+    repeat: float = 0.5  # each further result from one passage scores this times the one before
+    depth: int = 40
+
+    def weights(self, mode: Mode) -> tuple[float, float, float, float]:
+        """(memory vector, chunk vector, memory lexical, chunk lexical) for a search mode.
+
+        A mode that searches one kind gives it the other kind's weights, so the balance of
+        vector and lexical evidence stays the same.
+        """
+        if mode == "memories":
+            return (
+                self.memory_vector + self.chunk_vector,
+                0.0,
+                self.memory_lexical + self.chunk_lexical,
+                0.0,
+            )
+        if mode == "chunks":
+            return (
+                0.0,
+                self.memory_vector + self.chunk_vector,
+                0.0,
+                self.memory_lexical + self.chunk_lexical,
+            )
+        return self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical
+
+
+class Found(msgspec.Struct, kw_only=True):
+    """The query's vector, the candidate lists of one search, best first, and their cosines."""
+
+    memory_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    memory_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    chunk_vector: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    chunk_lexical: list[tuple[int, float]] = msgspec.field(default_factory=list)
+    cosines: dict[Key, float] = msgspec.field(default_factory=dict)
+    vector: np.ndarray = msgspec.field(default_factory=lambda: np.zeros(0, np.float32))
+
+    def seqs(self, kind: str) -> list[int]:
+        vector, lexical = (
+            (self.memory_vector, self.memory_lexical)
+            if kind == "m"
+            else (self.chunk_vector, self.chunk_lexical)
+        )
+        return list(dict.fromkeys(seq for seq, _ in vector + lexical))
+
+    def similarity(self, kind: str, seq: int) -> float:
+        return max(0.0, min(1.0, self.cosines.get((kind, seq), 0.0)))
+
+
+class Passage:
+    """A chunk and the memories extracted from it (or a memory with no chunk): one ranking unit."""
+
+    __slots__ = ("chunk", "memories")
+
+    def __init__(self) -> None:
+        self.chunk: Chunk | None = None
+        self.memories: list[Memory] = []
+
+
+class Scorer:
+    """Scores passages from one search's candidate lists."""
+
+    def __init__(self, fusion: Fusion, found: Found, mode: Mode) -> None:
+        self.weights = fusion.weights(mode)
+        self.found = found
+        self.memory_lexical = scaled(found.memory_lexical, fusion.depth)
+        self.chunk_lexical = scaled(found.chunk_lexical, fusion.depth)
+        # What a candidate missing from a vector list scored there: at most the list's last.
+        self.memory_floor = found.memory_vector[-1][1] if found.memory_vector else 1.0
+        self.chunk_floor = found.chunk_vector[-1][1] if found.chunk_vector else 1.0
+
+    def __call__(self, passage: Passage) -> float:
+        memory_vector, chunk_vector, memory_lexical, chunk_lexical = self.weights
+        similarity = self.found.similarity
+        best = max((similarity("m", m.seq) for m in passage.memories), default=None)
+        chunk = passage.chunk
+        own = similarity("c", chunk.seq) if chunk is not None else None
+        # A signal the passage lacks is estimated from the one it has, capped by the floor of
+        # the list it was missing from: a chunk whose memories were not found, a memory whose
+        # chunk was not.
+        if best is None:
+            best = min(own or 0.0, self.memory_floor)
+        if own is None:
+            own = min(best, self.chunk_floor)
+        lexical = max((self.memory_lexical.get(m.seq, 0.0) for m in passage.memories), default=0.0)
+        return (
+            memory_vector * best
+            + chunk_vector * own
+            + memory_lexical * lexical
+            + chunk_lexical * (self.chunk_lexical.get(chunk.seq, 0.0) if chunk else 0.0)
+        )
+
+    def members(self, passage: Passage, threshold: float) -> list[Memory | Chunk]:
+        """What a passage shows, in order: its best memory, its chunk, then its other memories."""
+        memory_vector, _, memory_lexical, _ = self.weights
+
+        def own(memory: Memory) -> float:
+            return memory_vector * self.found.similarity(
+                "m", memory.seq
+            ) + memory_lexical * self.memory_lexical.get(memory.seq, 0.0)
+
+        ordered: list[Memory | Chunk] = [*sorted(passage.memories, key=own, reverse=True)]
+        if passage.chunk is not None:
+            ordered.insert(1, passage.chunk)
+        return [
+            item
+            for item in ordered
+            if self.found.similarity("c" if isinstance(item, Chunk) else "m", item.seq) >= threshold
+        ]
+
+
+def scaled(hits: list[tuple[int, float]], depth: int) -> dict[int, float]:
+    """BM25 scores to 0..1 over their list: the top is 1, the floor 0.
+
+    The floor is the last score when the list was cut at `depth` (what was cut scored below
+    it), else 0: the list holds every match.
+    """
+    if not hits:
+        return {}
+    top = hits[0][1]
+    floor = hits[-1][1] if len(hits) >= depth else 0.0
+    span = top - floor
+    return {seq: (score - floor) / span if span > 0 else 1.0 for seq, score in hits}
+
+
+def passage_text(passage: Passage) -> str:
+    """What a passage says: its chunk, else its memories."""
+    if passage.chunk is not None:
+        return passage.chunk.text
+    return " ".join(m.text for m in passage.memories)
+
+
+def passage_date(passage: Passage, documents: dict[str, Document]) -> float:
+    """When a passage was said: its document's date, else when the document or memory arrived."""
+    if passage.chunk is not None:
+        document = documents.get(passage.chunk.document_id)
+        if document is not None:
+            return document.content_date or document.created_at
+        return passage.chunk.created_at
+    memory = passage.memories[0]
+    document = documents.get(memory.document_id) if memory.document_id else None
+    if memory.event_at is not None:
+        return memory.event_at
+    if document is not None:
+        return document.content_date or document.created_at
+    return memory.created_at

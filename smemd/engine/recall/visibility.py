@@ -1,0 +1,59 @@
+"""What a query may see, as SQL: the latest live versions, or those that held at `as_of`
+(valid time) or were believed at `as_of_recorded` (record time), within its filter. Recall
+scans only these rows when a query restricts them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smemd.engine.recall.query import Query
+
+
+def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
+    """SQL over alias `m` for what this query may see among memories."""
+    parts: list[str] = []
+    params: list[Any] = []
+    at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
+    if query.as_of_recorded is not None:
+        # What smem held as latest at that instant: stored by then, not yet superseded.
+        recorded = query.as_of_recorded
+        parts.append("m.created_at <= ? AND (m.superseded_at IS NULL OR m.superseded_at > ?)")
+        params += [recorded, recorded]
+        if not query.include_forgotten:
+            parts.append("m.forgotten_at IS NULL OR m.forgotten_at > ?")
+            params.append(recorded)
+    elif query.as_of is None:
+        parts.append("m.is_latest = 1")
+        if not query.include_forgotten:
+            parts.append("m.forgotten_at IS NULL")
+    if query.as_of is not None:
+        # The version whose valid time holds that instant, as smem knows the history now.
+        parts.append("m.valid_from <= ? AND (m.valid_until IS NULL OR m.valid_until > ?)")
+        params += [query.as_of, query.as_of]
+        if not query.include_forgotten and query.as_of_recorded is None:
+            parts.append("m.forgotten_at IS NULL")
+    if not query.include_forgotten:
+        parts.append("m.expires_at IS NULL OR m.expires_at > ?")
+        params.append(at)
+    if query.filter is not None:
+        sql, filter_params = query.filter.to_sql("m.metadata")
+        parts.append(sql)
+        params += filter_params
+    return " AND ".join(f"({p})" for p in parts), params
+
+
+def chunk_conditions(query: Query) -> tuple[str, list[Any]]:
+    """SQL over aliases `c` (chunk) and `d` (its document)."""
+    parts: list[str] = ["1"]
+    params: list[Any] = []
+    if query.as_of is not None:  # said by then: the document's date, else when it came
+        parts.append("coalesce(d.content_date, c.created_at) <= ?")
+        params.append(query.as_of)
+    if query.as_of_recorded is not None:
+        parts.append("c.created_at <= ?")
+        params.append(query.as_of_recorded)
+    if query.filter is not None:
+        sql, filter_params = query.filter.to_sql("d.metadata")
+        parts.append(sql)
+        params += filter_params
+    return " AND ".join(f"({p})" for p in parts), params
