@@ -21,6 +21,7 @@ from smemd.api import (
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
+from smemd.console import assets, pages
 
 ROUTES: list[Route] = [
     *status.ROUTES,
@@ -44,7 +45,8 @@ def create_app(state: ApiState) -> web.Application:
         client_max_size=state.max_body_bytes,
     )
     app[STATE] = state
-    for route in ROUTES:
+    app[pages.ASSETS] = assets.load()
+    for route in [*ROUTES, *pages.ROUTES]:
         for made in route.register(app.router):
             state.routes[made] = route
     return app

@@ -168,7 +168,9 @@ def _close(components: dict[str, Any], struct: Any) -> None:
 async def openapi(request: web.Request) -> web.Response:
     state = request.app[STATE]
     if state.openapi is None:
-        state.openapi = msgspec.json.encode(document(dict.fromkeys(state.routes.values())))
+        state.openapi = msgspec.json.encode(
+            document(r for r in dict.fromkeys(state.routes.values()) if not r.page)
+        )
     return web.Response(body=state.openapi, content_type="application/json")
 
 

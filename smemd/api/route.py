@@ -42,6 +42,7 @@ class Route:
     content_type: str = "application/json"
     public: bool = False  # answers without a token (health)
     description: str = ""  # more than the summary, when there is more to say
+    page: bool = False  # the console's page or asset, not an API route: left out of OpenAPI
 
     def register(self, router: web.UrlDispatcher) -> list[web.AbstractRoute]:
         """Add the route (and HEAD beside a GET, for load balancers); the routes aiohttp made."""

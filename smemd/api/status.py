@@ -7,12 +7,14 @@ from datetime import UTC, datetime
 from aiohttp import web
 
 from smemd import __version__, log
+from smemd.api.access import ANONYMOUS, PUBLIC, principal
 from smemd.api.calibration import dreaming_status
 from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.protocol import (
     Activity,
+    Caller,
     Health,
     LogLevelChange,
     LogLevelReply,
@@ -84,6 +86,22 @@ async def set_log_level(request: web.Request) -> web.Response:
     return reply(LogLevelReply(logger=change.logger, level=change.level, previous=previous))
 
 
+async def whoami(request: web.Request) -> web.Response:
+    caller = principal(request)
+    required = request.app[STATE].tokens.required
+    if caller is PUBLIC:  # no token, or a wrong one: on a public route that is not refused
+        caller = PUBLIC if required else ANONYMOUS
+    authenticated = caller is not PUBLIC
+    return reply(
+        Caller(
+            name=caller.name,
+            role=caller.role if authenticated else None,
+            namespaces=list(caller.scope.patterns or ["*"]) if authenticated else [],
+            token_required=required,
+        )
+    )
+
+
 async def tokens(request: web.Request) -> web.Response:
     return reply(TokenList(tokens=request.app[STATE].tokens.listing()))
 
@@ -92,6 +110,12 @@ ROUTES = [
     Route(
         method="GET", path="/v1/health", handler=health, reply=Health, public=True,
         summary="Liveness: the daemon answers; never needs a token",
+    ),
+    Route(
+        method="GET", path="/v1/whoami", handler=whoami, reply=Caller, public=True,
+        summary="Who the caller is: its role and namespaces, and whether a token is required",
+        description="Answers without a token too (role null when one is required), so a "
+        "client can tell whether to ask for one before calling anything else.",
     ),
     Route(
         method="GET", path="/v1/status", handler=status, reply=Status,

@@ -177,5 +177,14 @@ class TokenInfo(Reply):
     source: str  # where it is configured
 
 
+class Caller(Reply):
+    """Who a request is from, as `GET /v1/whoami` tells it: what a client may show and offer."""
+
+    name: str  # "socket", "anonymous" (no token configured), "public" (none given), or the token's
+    role: Literal["read", "write", "admin"] | None  # None: no token, and one is required
+    namespaces: list[str]  # names or globs; ["*"]: every namespace
+    token_required: bool  # TCP callers must present a token
+
+
 class TokenList(Reply):
     tokens: list[TokenInfo]

@@ -1,0 +1,134 @@
+"""The console's files as smemd serves them: at `/` and `/console/…`, without a token, under a
+strict Content-Security-Policy, revalidated by ETag, compressed, and nothing outside the set."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+
+import aiohttp
+
+from smemd.console.assets import STATIC
+from smemd.console.pages import CSP
+from tests.conftest import StartDaemon
+from tests.test_api import ADMIN, TOKEN, call
+
+
+async def test_the_page_and_its_assets_are_served_under_a_strict_policy(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon(api__token=TOKEN, api__admin_token=ADMIN)
+    status, body, response = await call(running.tcp, "GET", running.url("/"))
+    assert status == 200 and response.content_type == "text/html"
+    assert '<script type="module" src="/console/app.js">' in body
+    policy = response.headers["Content-Security-Policy"]
+    assert policy == CSP and "script-src 'self'" in policy and "unsafe" not in policy
+    assert "frame-ancestors 'none'" in policy and "default-src 'none'" in policy
+    assert response.headers["X-Content-Type-Options"] == "nosniff"
+    # Every script, style and icon the page names is served, with its type.
+    for path in re.findall(r'(?:src|href)="(/console/[^"]+)"', body):
+        status, _, asset = await call(running.tcp, "GET", running.url(path))
+        assert status == 200, path
+        assert asset.content_type in ("text/javascript", "text/css", "image/svg+xml"), path
+
+
+async def test_no_inline_script_or_remote_origin_anywhere_in_the_console() -> None:
+    for path in STATIC.rglob("*"):
+        if path.suffix not in (".html", ".js", ".css"):
+            continue
+        text = path.read_text()
+        assert (
+            not re.search(r"https?://(?!www\.w3\.org/2000/svg)", text) or "vendor" in path.parts
+        ), path
+        if path.suffix == ".html":
+            assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", text), f"inline script in {path}"
+            assert " on" not in re.sub(r"\s+", " ", text).lower().replace(" only", ""), path
+
+
+async def test_an_asset_revalidates_by_etag_and_is_gzipped_when_asked(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon()
+    url = running.url("/console/app.js")
+    async with running.tcp.get(
+        url, headers={"Accept-Encoding": "gzip"}, auto_decompress=False
+    ) as r:
+        assert r.status == 200 and r.headers["Content-Encoding"] == "gzip"
+        assert r.headers["Cache-Control"] == "no-cache"
+        etag = r.headers["ETag"]
+    async with running.tcp.get(url, headers={"If-None-Match": etag}) as r:
+        assert r.status == 304 and await r.read() == b""
+    async with running.tcp.get(url, headers={"Accept-Encoding": "identity"}) as r:
+        assert r.status == 200 and "Content-Encoding" not in r.headers
+        assert await r.read() == (STATIC / "app.js").read_bytes()
+
+
+async def test_a_path_outside_the_console_is_404_in_every_spelling(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon()
+    for path in [
+        "/console/nothing.js", "/console/../smemd.sock", "/console/%2e%2e/%2e%2e/etc/passwd",
+        "/console/vendor/licenses/htm.txt", "/console/views/", "/console/..%2fassets.py",
+        "/console/vendor/README.md",
+    ]:  # fmt: skip
+        async with running.tcp.get(running.url(path)) as r:
+            assert r.status == 404, path
+            assert (await r.json())["error"] in ("no such console file", "not found"), path
+
+
+async def test_whoami_tells_a_client_whether_to_ask_for_a_token(start_daemon: StartDaemon) -> None:
+    running = await start_daemon(api__token=TOKEN, api__admin_token=ADMIN)
+    url = running.url("/v1/whoami")
+    status, body, _ = await call(running.tcp, "GET", url)
+    assert status == 200
+    assert body == {"name": "public", "role": None, "namespaces": [], "tokenRequired": True}
+    status, body, _ = await call(running.tcp, "GET", url, headers={"Authorization": "Bearer nope"})
+    assert body["role"] is None
+    bearer = {"Authorization": f"Bearer {TOKEN}"}
+    status, body, _ = await call(running.tcp, "GET", url, headers=bearer)
+    assert body == {"name": "token", "role": "write", "namespaces": ["*"], "tokenRequired": True}
+    status, body, _ = await call(running.unix, "GET", "http://smemd/v1/whoami")
+    assert body["name"] == "socket" and body["role"] == "admin"
+
+
+async def test_whoami_without_tokens_configured_is_anonymous(start_daemon: StartDaemon) -> None:
+    open_daemon = await start_daemon()
+    _status, body, _ = await call(open_daemon.tcp, "GET", open_daemon.url("/v1/whoami"))
+    assert body == {
+        "name": "anonymous",
+        "role": "write",
+        "namespaces": ["*"],
+        "tokenRequired": False,
+    }
+
+
+def test_vendored_files_are_the_pinned_releases() -> None:
+    """The vendor README pins each file by SHA-256; a changed file must change the pin."""
+    vendor = STATIC / "vendor"
+    pins = dict(
+        re.findall(
+            r"^\| `([^`]+)` \|.*\| `([0-9a-f]{64})` \|$", (vendor / "README.md").read_text(), re.M
+        )
+    )
+    served = {p.name for p in vendor.glob("*.js")}
+    assert served == set(pins)
+    for name, digest in pins.items():
+        assert hashlib.sha256((vendor / name).read_bytes()).hexdigest() == digest, name
+        licence = vendor / "licenses" / f"{Path(name).stem}.txt"
+        assert licence.exists() or name == "htm-preact.js", name
+    assert (vendor / "licenses" / "htm.txt").exists() and (
+        vendor / "licenses" / "preact.txt"
+    ).exists()
+
+
+async def test_the_api_is_unchanged_behind_the_console(start_daemon: StartDaemon) -> None:
+    running = await start_daemon(api__token=TOKEN)
+    status, _, _ = await call(running.tcp, "GET", running.url("/v1/status"))
+    assert status == 401  # the console's routes are public; the API's are not
+    doc = await (await running.tcp.get(running.url("/v1/openapi.json"))).json()
+    assert "/" not in doc["paths"] and not any(p.startswith("/console") for p in doc["paths"])
+    assert "/v1/whoami" in doc["paths"]
+    async with aiohttp.ClientSession() as fresh, fresh.head(running.url("/")) as r:
+        assert r.status == 200
