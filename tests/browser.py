@@ -7,6 +7,7 @@ none the browser tests skip, unless SMEM_REQUIRE_BROWSER=1 (CI sets it), where t
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import random
@@ -14,9 +15,12 @@ import shutil
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from tests.conftest import Running
 
 CHROMIUM = os.environ.get("SMEM_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 ARTIFACTS = Path(os.environ.get("SMEM_ARTIFACTS") or Path(__file__).parent / "artifacts")
@@ -145,3 +149,18 @@ def seed_documents(count: int, seed: int = 7) -> list[dict[str, Any]]:
         ]
         documents.append({"content": " ".join(lines), "id": f"doc-{n:03d}"})
     return documents
+
+
+async def seed(running: Running, namespace: str = "people", documents: int = 120) -> int:
+    """Ingest `documents` of `seed_documents` into `namespace` through the API (over the socket) and
+    wait until the worker is idle; the number of memories made."""
+    url = f"http://smemd/ns/{namespace}/document/batch"
+    async with running.unix.post(url, json={"documents": seed_documents(documents)}) as response:
+        assert response.status in (200, 202), await response.text()
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await asyncio.wait_for(engine.wait_idle(), 300)
+    async with running.unix.post(
+        f"http://smemd/ns/{namespace}/list/memories?limit=1", json={}
+    ) as r:
+        return int((await r.json())["pagination"]["totalItems"])

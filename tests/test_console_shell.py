@@ -35,3 +35,10 @@ async def test_the_shell_loads_clean_and_the_keyboard_moves_between_views(
         await page.get_by_label("Namespace").press("Enter")
         await page.wait_for_url("**/#/home?ns=work")
         tab.assert_clean()
+
+
+async def test_seeding_makes_a_few_hundred_memories(start_daemon: StartDaemon) -> None:
+    from tests.browser import seed
+
+    running = await start_daemon()
+    assert await seed(running) >= 200
