@@ -132,3 +132,39 @@ async def test_the_api_is_unchanged_behind_the_console(start_daemon: StartDaemon
     assert "/v1/whoami" in doc["paths"]
     async with aiohttp.ClientSession() as fresh, fresh.head(running.url("/")) as r:
         assert r.status == 200
+
+
+def _themes() -> dict[str, dict[str, str]]:
+    """The colour variables of style.css: the dark default, and the light theme over it."""
+    css = (STATIC / "style.css").read_text()
+    dark_block = css[css.index(":root {") : css.index("}", css.index(":root {"))]
+    light_start = css.index("@media (prefers-color-scheme: light)")
+    light_block = css[light_start : css.index("}", css.index(":root {", light_start))]
+    dark = dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", dark_block))
+    return {
+        "dark": dark,
+        "light": dark | dict(re.findall(r"--([a-z-]+):\s*(#[0-9a-f]{6})", light_block)),
+    }
+
+
+def _contrast(a: str, b: str) -> float:
+    """WCAG 2 contrast ratio of two sRGB colours."""
+
+    def luminance(colour: str) -> float:
+        channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+    high, low = sorted((luminance(a), luminance(b)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def test_text_has_at_least_4_5_to_1_contrast_in_both_themes() -> None:
+    texts = ["text", "muted", "accent", "good", "warn", "bad", "fact", "preference", "episode"]
+    for theme, colours in _themes().items():
+        for surface in ("bg", "panel", "raised"):
+            for text in texts:
+                ratio = _contrast(colours[text], colours[surface])
+                assert ratio >= 4.5, f"{theme}: --{text} on --{surface} is {ratio:.2f}:1"
+        assert _contrast(colours["accent-text"], colours["accent"]) >= 4.5, theme
+        assert _contrast(colours["focus"], colours["bg"]) >= 3, theme  # a focus ring: 3:1
