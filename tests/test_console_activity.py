@@ -76,7 +76,7 @@ async def test_activity_loads_clean_in_both_themes(
     short_dir: Path, start_daemon: StartDaemon, servers: dict[str, FakeLlamaServer]
 ) -> None:
     running = await judged(start_daemon, short_dir, servers)
-    await seed(running, documents=40)
+    await seed(running)
     async with chromium() as browser:
         for theme in THEMES:
             tab = await browser.open(running.url("/#/activity"), theme=theme, token=ADMIN)
@@ -111,6 +111,20 @@ async def test_a_label_on_a_call_is_counted_by_calibration(
         )
         assert await counted.inner_text() == str(before + 1)
         assert await labels(running, "type") == before + 1
+
+        # The label is among the recent requests; hiding the GETs leaves the writes.
+        recent = page.get_by_role("region", name="Recent requests")
+        await recent.get_by_role("cell", name="/v1/labels").wait_for()
+        await recent.get_by_label("Hide GETs").check()
+        await page.wait_for_function(
+            "() => ![...document.querySelectorAll('.requests tbody tr')]"
+            ".some(tr => tr.cells[1].textContent === 'GET')"
+        )
+        assert await recent.get_by_role("cell", name="POST", exact=True).count() >= 1
+
+        # An admin fits the thresholds: too few labels yet, so they stay.
+        await page.get_by_role("button", name="Fit").click()
+        await page.get_by_role("status").get_by_text("type too few labels").wait_for()
         tab.assert_clean()
 
         # A read token is shown the same, with nothing it may not do.
