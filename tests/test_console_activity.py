@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from smemd.config import load
 from tests.browser import THEMES, chromium, seed
 from tests.conftest import Running, StartDaemon
 from tests.dreams import GRADED, HONEY, TEA, JudgeTables, dreamt, fake_pair, heuristic_store
@@ -155,8 +156,6 @@ async def test_an_admin_pauses_and_resumes_dreaming(
         f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
         f'[api]\nlisten = "127.0.0.1:0"\n{TOKENS}'
     )
-    from smemd.config import load
-
     running = await start_daemon(load(toml, env={}))
     async with chromium() as browser:
         tab = await browser.open(running.url("/#/activity"), token=ADMIN)
