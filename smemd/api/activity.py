@@ -1,7 +1,9 @@
-"""Recent activity for the console and smemctl: requests per minute and per-route p50/p95.
+"""Recent activity for the console and smemctl: requests per minute and per-route p50/p95, and
+the last requests themselves.
 
 Each minute keeps, per route, a histogram with buckets 10 % apart, so memory stays fixed however
-busy the hour was and the percentiles are within 10 % of the truth.
+busy the hour was and the percentiles are within 10 % of the truth. The last requests are a ring
+of fixed size, for the same reason.
 """
 
 from __future__ import annotations
@@ -10,9 +12,12 @@ import math
 import time
 from collections import Counter, deque
 from datetime import UTC, datetime
+from typing import NamedTuple
 
+from smemd.instants import iso
 from smemd.protocol import Activity as ActivityReply
 from smemd.protocol import MinuteCount, RouteActivity
+from smemd.protocol.recent import RECENT_KEPT, RecentRequest
 
 WINDOW_MINUTES = 60
 _SMALLEST_MS = 0.01
@@ -36,14 +41,47 @@ class _Minute:
         self.routes: dict[str, Counter[int]] = {}
 
 
+class Seen(NamedTuple):
+    """What the ring of recent requests keeps of one, beside its route and duration."""
+
+    method: str
+    status: int
+    request_id: str
+
+
+class _Recent(NamedTuple):
+    at: float
+    route: str
+    seconds: float
+    seen: Seen
+
+
 class Activity:
     def __init__(self) -> None:
         self._minutes: deque[_Minute] = deque(maxlen=WINDOW_MINUTES)
+        self._recent: deque[_Recent] = deque(maxlen=RECENT_KEPT)
 
-    def observe(self, route: str, seconds: float, now: float | None = None) -> None:
-        minute = self._minute(int((time.time() if now is None else now) // 60))
+    def observe(
+        self, route: str, seconds: float, now: float | None = None, *, seen: Seen | None = None
+    ) -> None:
+        """Count a finished request; with `seen`, keep it among the recent ones too."""
+        at = time.time() if now is None else now
+        minute = self._minute(int(at // 60))
         minute.requests += 1
         minute.routes.setdefault(route, Counter())[_bucket(seconds * 1000)] += 1
+        if seen is not None:
+            self._recent.append(_Recent(at, route, seconds, seen))
+
+    def recent(self, limit: int) -> list[RecentRequest]:
+        """The last `limit` requests kept, newest first."""
+        newest = [self._recent[-n] for n in range(1, min(limit, len(self._recent)) + 1)]
+        return [
+            RecentRequest(
+                at=iso(r.at) or "", method=r.seen.method, route=r.route, status=r.seen.status,
+                duration_ms=round(r.seconds * 1000, 3), request_id=r.seen.request_id,
+            )
+            for r in newest
+        ]  # fmt: skip
 
     def snapshot(self, now: float | None = None) -> ActivityReply:
         current = int((time.time() if now is None else now) // 60)

@@ -15,6 +15,7 @@ from smemd.api import (
     nodes,
     openapi,
     recall,
+    recent,
     review,
     status,
 )
@@ -36,6 +37,7 @@ ROUTES: list[Route] = [
     *lanes.ROUTES,
     *nodes.ROUTES,
     *calibration.ROUTES,
+    *recent.ROUTES,
 ]
 
 

@@ -15,6 +15,7 @@ from aiohttp.typedefs import Handler
 from smemd import log
 from smemd.api import params
 from smemd.api.access import ANONYMOUS, PRINCIPAL, PUBLIC, SOCKET, Principal, Tokens
+from smemd.api.activity import Seen
 from smemd.api.route import Route, allows
 from smemd.api.state import STATE
 from smemd.api.wire import error_reply
@@ -84,7 +85,10 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
             state.in_flight.discard(task)
         route = route_label(request)
         state.metrics.observe(route, request.method, status, elapsed)
-        state.activity.observe(route, elapsed)
+        matched = state.routes.get(request.match_info.route)
+        is_page = matched is not None and matched.page  # the console's files: not kept as recent
+        seen = None if is_page else Seen(request.method, status, rid)
+        state.activity.observe(route, elapsed, seen=seen)
         log.access.info(
             '%s "%s %s" %d %.2fms rid=%s',
             "unix" if is_local(request) else request.remote,
