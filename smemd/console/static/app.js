@@ -20,29 +20,26 @@ function useRoute() {
 }
 
 // `g` then a view's letter opens it; `/` focuses the page's search (the element marked
-// `data-search`). Keys typed into a field are the field's.
-function useKeyboard() {
-  useEffect(() => {
-    let pendingG = 0;
-    const typing = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
-    const onKey = (event) => {
-      if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
-      if (event.key === "/") {
-        const search = document.querySelector("[data-search]");
-        if (search) { event.preventDefault(); search.focus(); }
-        return;
-      }
-      if (pendingG && Date.now() - pendingG < 1500) {
-        pendingG = 0;
-        const view = VIEWS.find((v) => v.key === event.key);
-        if (view) { event.preventDefault(); navigate(view.id, currentNamespaceParam()); }
-        return;
-      }
-      pendingG = event.key === "g" ? Date.now() : 0;
-    };
-    addEventListener("keydown", onKey);
-    return () => removeEventListener("keydown", onKey);
-  }, []);
+// `data-search`). Keys typed into a field are the field's. Installed once, before the first
+// render, so a key pressed as soon as the page shows is not lost.
+function installKeyboard() {
+  let pendingG = 0;
+  const typing = (el) => el && (el.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(el.tagName));
+  addEventListener("keydown", (event) => {
+    if (event.ctrlKey || event.metaKey || event.altKey || typing(event.target)) return;
+    if (event.key === "/") {
+      const search = document.querySelector("[data-search]");
+      if (search) { event.preventDefault(); search.focus(); }
+      return;
+    }
+    if (pendingG && Date.now() - pendingG < 1500) {
+      pendingG = 0;
+      const view = VIEWS.find((v) => v.key === event.key);
+      if (view) { event.preventDefault(); navigate(view.id, view.global ? {} : currentNamespaceParam()); }
+      return;
+    }
+    pendingG = event.key === "g" ? Date.now() : 0;
+  });
 }
 
 function currentNamespaceParam() {
@@ -97,7 +94,6 @@ function View({ id, props }) {
 
 function App() {
   const route = useRoute();
-  useKeyboard();
   const [tokenGeneration, setTokenGeneration] = useState(0);
   const session = useApi(() => api("/v1/whoami"), [tokenGeneration]);
   useEffect(() => onUnauthorized(() => setTokenGeneration((g) => g + 1)), []);
@@ -136,4 +132,5 @@ function App() {
   </div>`;
 }
 
+installKeyboard();
 render(html`<${App} />`, document.getElementById("app"));
