@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
+import smemd.engine.graph
 from smemd.engine.ids import now
 from tests.browser import seed
 from tests.conftest import Running
@@ -133,3 +136,16 @@ async def test_bad_parameters_are_400_and_unknown_things_404(running: Running) -
     assert_error(status, body, 400)
     empty = await graph(running, q="zebra")  # a search may find nothing: an empty graph
     assert empty["truncated"] is False
+
+
+async def test_a_hub_is_read_only_as_far_as_a_step_may_and_then_reads_as_truncated(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await seed(running, documents=1)
+    whole = await graph(running)
+    document = whole["nodes"][0]["id"]
+    assert whole["truncated"] is False and len(whole["nodes"]) >= 4
+    monkeypatch.setattr(smemd.engine.graph, "LINKS_PER_STEP", 2)  # as for a document of thousands
+    cut = await graph(running, around=document)
+    assert cut["truncated"] is True
+    assert len(cut["nodes"]) == 3 and cut["counts"]["byEdge"]["source"] == 2

@@ -15,6 +15,9 @@ from smemd.store.records import Memory
 
 SEED_HITS = 10  # a search seeds the graph with its top hits
 OPENING_CHARS = 1000  # of a document's content, to name it
+# Links read per statement of a step: several times the most nodes a graph shows, so only a hub
+# (a document with thousands of memories) is cut, and then the reply says it is truncated.
+LINKS_PER_STEP = 2000
 
 Node = Memory | DocumentHead
 
@@ -79,7 +82,8 @@ async def _grow(
     truncated = False
     frontier = seeds
     for step in range(depth):
-        links = await reader.links_of(namespace, frontier)
+        links, cut = await reader.links_of(namespace, frontier, LINKS_PER_STEP)
+        truncated = truncated or cut
         ends: dict[str, list[str]] = {f: [] for f in frontier}
         for link in links:
             for near, far in ((link.source, link.target), (link.target, link.source)):
@@ -109,10 +113,8 @@ async def _grow(
         frontier = grown
         if not frontier:
             break
-    links = await reader.links_of(namespace, list(reached))
     return Neighbourhood(
-        nodes=list(reached.values()),
-        links=[k for k in links if k.source in reached and k.target in reached],
+        nodes=list(reached.values()), links=await reader.links_among(namespace, list(reached)),
         seeds={s for s in seeds if s in reached}, truncated=truncated,
     )  # fmt: skip
 

@@ -11,8 +11,8 @@ import aiosqlite
 from smemd.store.records import Memory, Record
 from smemd.store.rows import MEMORY_COLUMNS, to_records
 
-# Ids per statement: each batch is named twice in some statements, well under SQLite's limit of
-# bound parameters (999 before 3.32).
+# Ids per statement: each batch is named twice in some statements, beside at most the graph's
+# 500 nodes, well under SQLite's limit of bound parameters (32766 since 3.32).
 BATCH = 200
 
 LinkKind = Literal["source", "updates", "extends", "derives", "contradicts"]
@@ -59,29 +59,64 @@ class GraphReads:
         )
         return [r[0] for r in rows]
 
-    async def links_of(self, namespace: str, ids: Sequence[str]) -> list[Link]:
-        """Every link with an end among `ids` (documents or memories), sources before relations."""
+    async def links_of(
+        self, namespace: str, ids: Sequence[str], cap: int
+    ) -> tuple[list[Link], bool]:
+        """Links with an end among `ids` (documents or memories), sources before relations, and
+        whether `cap` cut any: each statement reads at most `cap` rows, so a document with
+        thousands of memories costs no more than the graph can show."""
         sources: list[Link] = []
         relations: list[Link] = []
+        cut = False
+        for batch in batches(ids):
+            marks = _marks(batch)
+            rows = list(
+                await self.db.execute_fetchall(
+                    "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
+                    " JOIN memories m ON m.id = s.memory_id"
+                    f" WHERE m.namespace = ? AND (s.memory_id IN ({marks}) OR s.document_id IN ({marks}))"
+                    " ORDER BY m.seq LIMIT ?",
+                    [namespace, *batch, *batch, cap + 1],
+                )
+            )
+            sources += [Link(source=r[0], target=r[1], kind="source") for r in rows[:cap]]
+            cut = cut or len(rows) > cap
+            rows = list(
+                await self.db.execute_fetchall(
+                    "SELECT r.from_id, r.to_id, r.kind FROM relations r"
+                    " JOIN memories m ON m.id = r.from_id"
+                    f" WHERE m.namespace = ? AND (r.from_id IN ({marks}) OR r.to_id IN ({marks}))"
+                    " ORDER BY r.created_at LIMIT ?",
+                    [namespace, *batch, *batch, cap + 1],
+                )
+            )
+            relations += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows[:cap]]
+            cut = cut or len(rows) > cap
+        return _distinct(sources + relations), cut
+
+    async def links_among(self, namespace: str, ids: Sequence[str]) -> list[Link]:
+        """The links with both ends among `ids` (a few hundred at most: the graph's nodes)."""
+        found: list[Link] = []
+        every = _marks(ids)
         for batch in batches(ids):
             marks = _marks(batch)
             rows = await self.db.execute_fetchall(
                 "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
-                " JOIN memories m ON m.id = s.memory_id"
-                f" WHERE m.namespace = ? AND (s.memory_id IN ({marks}) OR s.document_id IN ({marks}))"
-                " ORDER BY m.seq",
-                [namespace, *batch, *batch],
+                " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?"
+                f" AND s.memory_id IN ({marks}) AND s.document_id IN ({every}) ORDER BY m.seq",
+                [namespace, *batch, *ids],
             )
-            sources += [Link(source=r[0], target=r[1], kind="source") for r in rows]
+            found += [Link(source=r[0], target=r[1], kind="source") for r in rows]
+        for batch in batches(ids):
+            marks = _marks(batch)
             rows = await self.db.execute_fetchall(
                 "SELECT r.from_id, r.to_id, r.kind FROM relations r"
-                " JOIN memories m ON m.id = r.from_id"
-                f" WHERE m.namespace = ? AND (r.from_id IN ({marks}) OR r.to_id IN ({marks}))"
-                " ORDER BY r.created_at",
-                [namespace, *batch, *batch],
+                " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?"
+                f" AND r.from_id IN ({marks}) AND r.to_id IN ({every}) ORDER BY r.created_at",
+                [namespace, *batch, *ids],
             )
-            relations += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
-        return _distinct(sources + relations)
+            found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
+        return found
 
     async def memories_in(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         found: list[Memory] = []
