@@ -94,9 +94,11 @@ async def test_a_search_highlights_its_hits_and_a_picked_node_shows_its_neighbou
         await tab.screenshot("graph-search")
 
         # Enter on a focused memory centres the graph on it and shows it beside the graph.
-        memory = page.locator(".graph-canvas .node.memory").first
-        memory_id = await memory.get_attribute("data-id")
-        await memory.focus()
+        target = next(n for n in found["nodes"] if n["kind"] == "memory" and n["status"] == "live")
+        memory_id = target["id"]
+        named = page.get_by_role("button", name=f"{target['type']}: {target['label']}", exact=True)
+        assert await named.count() >= 1  # a node is a button named by its type and text
+        await page.locator(f'.graph-canvas .node[data-id="{memory_id}"]').focus()
         await page.keyboard.press("Enter")
         await page.wait_for_url(f"**around={memory_id}*")
         around = await route(running, around=memory_id)

@@ -102,7 +102,7 @@ function Node({ node, hit, selected, onPick }) {
         <text class="card-label" y="4">${short(node.label, 18)}</text>`
     : html`<circle class="shape" r=${DOT} />`;
   return html`<g class=${classes} transform=${`translate(${node.x.toFixed(1)} ${node.y.toFixed(1)})`}
-      tabindex="0" role="button" aria-label=${describe(node)} aria-pressed=${selected ? "true" : "false"}
+      tabindex="0" role="button" aria-label=${describe(node)} aria-current=${selected ? "true" : undefined}
       data-id=${node.id} onClick=${() => onPick(node)} onKeyDown=${onKeyDown}>
     ${(hit || selected) && html`<${Halo} node=${node} kind=${selected ? "selected" : "hit"} />`}
     ${shape}
@@ -138,7 +138,7 @@ function Legend({ counts }) {
     <ul>
       ${item("document", html`<g class="node document"><rect class="shape" x="-11" y="-6" width="22" height="12" rx="3" /></g>`, "documents", counts.byKind.document)}
       ${TYPES.map((t) => item(t, html`<g class=${`node ${t}`}><circle class="shape" r="5" /></g>`, `${t}s`, counts.byType[t]))}
-      ${item("superseded", html`<g class="node fact superseded"><circle class="shape" r="5" /></g>`, "older versions", counts.byStatus.superseded)}
+      ${item("superseded", html`<g class="node fact superseded"><circle class="shape" r="5" /></g>`, "superseded", counts.byStatus.superseded)}
       ${item("forgotten", html`<g class="node fact forgotten"><circle class="shape" r="5" /></g>`, "forgotten", counts.byStatus.forgotten)}
     </ul>
     <ul>
