@@ -49,8 +49,8 @@ function layout(d3, graph) {
     .force("charge", d3.forceManyBody().strength((n) => (n.kind === "document" ? -220 : -45)))
     // A card collides as the circle around it, so no dot lands on its ends.
     .force("collide", d3.forceCollide((n) => (n.kind === "document" ? CARD.width / 2 + 4 : DOT + 3)))
-    .force("x", d3.forceX().strength(0.04))
-    .force("y", d3.forceY().strength(0.06));
+    .force("x", d3.forceX().strength(0.05))
+    .force("y", d3.forceY().strength(0.05));
   simulation.stop();
   for (let i = 0; i < TICKS; i++) simulation.tick();
   // Room for a card's half width around the outermost centres; a small graph is not blown up.
