@@ -14,6 +14,6 @@ them to it):
 
 Shared by all: `ids` (identifiers, clocks), `quiet` (when the models were last used), `filters`
 (the v5 metadata filter). `memories` (reading, versioning and forgetting memories), `review`
-(contradictions listed and resolved by a person) and `core` (the `Engine` that ties them together)
-sit on top.
+(contradictions listed and resolved by a person), `graph` (a bounded neighbourhood of documents and
+memories) and `core` (the `Engine` that ties them together) sit on top.
 """

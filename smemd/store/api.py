@@ -12,6 +12,7 @@ import aiosqlite
 from smemd.store.contradictions import ContradictionReads
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
+from smemd.store.graph import GraphReads
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
 
@@ -19,7 +20,7 @@ from smemd.store.memories import MemoryReads, MemoryWrites
 EVERY_NAMESPACE = "*"
 
 
-class Reader(DocumentReads, MemoryReads, JudgementReads, ContradictionReads):
+class Reader(DocumentReads, MemoryReads, JudgementReads, ContradictionReads, GraphReads):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
 

@@ -1,0 +1,157 @@
+"""SQL for the graph of a namespace: the links that touch a set of documents and memories, and
+those nodes themselves, always in batches of ids and within the one namespace."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import Literal
+
+import aiosqlite
+
+from smemd.store.records import Memory, Record
+from smemd.store.rows import MEMORY_COLUMNS, to_records
+
+# Ids per statement: each batch is named twice in some statements, beside at most the graph's
+# 500 nodes, well under SQLite's limit of bound parameters (32766 since 3.32).
+BATCH = 200
+
+LinkKind = Literal["source", "updates", "extends", "derives", "contradicts"]
+
+
+class DocumentHead(Record):
+    id: str
+    title: str | None
+    caller_id: str | None
+    url: str | None
+    opening: str
+
+
+class Link(Record):
+    """A document a memory was read from (`source`, document → memory), or a relation between
+    two memories as the relations table keeps it."""
+
+    source: str
+    target: str
+    kind: LinkKind
+
+
+def batches(ids: Sequence[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), BATCH):
+        yield list(ids[start : start + BATCH])
+
+
+def _marks(ids: Sequence[str]) -> str:
+    return ",".join("?" * len(ids))
+
+
+class GraphReads:
+    db: aiosqlite.Connection
+
+    async def has_namespace(self, name: str) -> bool:
+        rows = await self.db.execute_fetchall("SELECT 1 FROM namespaces WHERE name = ?", [name])
+        return bool(rows)
+
+    async def newest_document_ids(self, namespace: str, limit: int) -> list[str]:
+        rows = await self.db.execute_fetchall(
+            "SELECT id FROM documents WHERE namespace = ? ORDER BY created_at DESC, seq DESC"
+            " LIMIT ?",
+            [namespace, limit],
+        )
+        return [r[0] for r in rows]
+
+    async def links_of(
+        self, namespace: str, ids: Sequence[str], cap: int
+    ) -> tuple[list[Link], bool]:
+        """Links with an end among `ids` (documents or memories), sources before relations, and
+        whether `cap` cut any: each statement reads at most `cap` rows, so a document with
+        thousands of memories costs no more than the graph can show."""
+        sources: list[Link] = []
+        relations: list[Link] = []
+        cut = False
+        for batch in batches(ids):
+            marks = _marks(batch)
+            rows = list(
+                await self.db.execute_fetchall(
+                    "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
+                    " JOIN memories m ON m.id = s.memory_id"
+                    f" WHERE m.namespace = ? AND (s.memory_id IN ({marks}) OR s.document_id IN ({marks}))"
+                    " ORDER BY m.seq LIMIT ?",
+                    [namespace, *batch, *batch, cap + 1],
+                )
+            )
+            sources += [Link(source=r[0], target=r[1], kind="source") for r in rows[:cap]]
+            cut = cut or len(rows) > cap
+            rows = list(
+                await self.db.execute_fetchall(
+                    "SELECT r.from_id, r.to_id, r.kind FROM relations r"
+                    " JOIN memories m ON m.id = r.from_id"
+                    f" WHERE m.namespace = ? AND (r.from_id IN ({marks}) OR r.to_id IN ({marks}))"
+                    " ORDER BY r.created_at LIMIT ?",
+                    [namespace, *batch, *batch, cap + 1],
+                )
+            )
+            relations += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows[:cap]]
+            cut = cut or len(rows) > cap
+        return _distinct(sources + relations), cut
+
+    async def links_among(self, namespace: str, ids: Sequence[str]) -> list[Link]:
+        """The links with both ends among `ids` (a few hundred at most: the graph's nodes)."""
+        found: list[Link] = []
+        every = _marks(ids)
+        for batch in batches(ids):
+            marks = _marks(batch)
+            rows = await self.db.execute_fetchall(
+                "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
+                " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?"
+                f" AND s.memory_id IN ({marks}) AND s.document_id IN ({every}) ORDER BY m.seq",
+                [namespace, *batch, *ids],
+            )
+            found += [Link(source=r[0], target=r[1], kind="source") for r in rows]
+        for batch in batches(ids):
+            marks = _marks(batch)
+            rows = await self.db.execute_fetchall(
+                "SELECT r.from_id, r.to_id, r.kind FROM relations r"
+                " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?"
+                f" AND r.from_id IN ({marks}) AND r.to_id IN ({every}) ORDER BY r.created_at",
+                [namespace, *batch, *ids],
+            )
+            found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
+        return found
+
+    async def memories_in(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
+        found: list[Memory] = []
+        for batch in batches(ids):
+            rows = await self.db.execute_fetchall(
+                f"SELECT {MEMORY_COLUMNS} FROM memories"
+                f" WHERE namespace = ? AND id IN ({_marks(batch)})",
+                [namespace, *batch],
+            )
+            found += to_records(Memory, list(rows))
+        return found
+
+    async def document_heads_in(
+        self, namespace: str, ids: Sequence[str], opening: int
+    ) -> list[DocumentHead]:
+        """The documents among `ids`, with only the first `opening` characters of their content
+        (a graph names a document; it never needs all of it)."""
+        found: list[DocumentHead] = []
+        for batch in batches(ids):
+            rows = await self.db.execute_fetchall(
+                "SELECT id, title, caller_id, url, substr(content, 1, ?) FROM documents"
+                f" WHERE namespace = ? AND id IN ({_marks(batch)})",
+                [opening, namespace, *batch],
+            )
+            found += to_records(DocumentHead, list(rows))
+        return found
+
+
+def _distinct(links: list[Link]) -> list[Link]:
+    """Once each: a link touching two batches is found twice."""
+    seen: set[tuple[str, str, str]] = set()
+    kept = []
+    for link in links:
+        key = (link.source, link.target, link.kind)
+        if key not in seen:
+            seen.add(key)
+            kept.append(link)
+    return kept
