@@ -4,6 +4,10 @@ admin control."""
 
 from __future__ import annotations
 
+import asyncio
+import re
+import signal
+import tomllib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -11,11 +15,14 @@ from typing import Any
 
 import pytest
 
+from smemd.tomlwriter import dumps
 from tests.browser import THEMES, chromium
 from tests.conftest import Running, StartDaemon
+from tests.daemon_process import DaemonProcess
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import ADMIN, call
+from tests.test_cards_daemon import _sampled, nodes_by_id, simulator, until, write_config
 
 READER = "reader-secret-0001"
 TOKENS = f"""admin-token = "{ADMIN}"
@@ -145,3 +152,59 @@ async def test_a_read_token_sees_no_admin_control(running: Running) -> None:
         assert await main.get_by_role("checkbox").count() == 0
         assert await page.get_by_role("region", name="Lend nodes").count() == 0
         tab.assert_clean()
+
+
+async def test_on_cards_the_view_plots_telemetry_and_an_admin_powers_a_node_off_and_on(
+    tmp_path: Path,
+) -> None:
+    async with simulator(tmp_path) as sim:
+        config = tmp_path / "smemd.toml"
+        config.write_text(
+            dumps(
+                {
+                    "api": {"admin-token": ADMIN},
+                    **tomllib.loads(write_config(sim, tmp_path).read_text()),
+                }
+            )
+        )
+        (tmp_path / "state").mkdir()
+        daemon = DaemonProcess(tmp_path / "state", config)
+        await asyncio.to_thread(daemon.start, [], None, True)
+        try:
+
+            async def all_up() -> bool:
+                return all(n["state"] == "up" for n in (await nodes_by_id(daemon)).values())
+
+            await until(all_up, 30, "six nodes up")
+            await until(lambda: _sampled(daemon, "node0"), 10, "a sample of node0")
+            async with chromium() as browser:
+                tab = await browser.open(f"http://{daemon.tcp}/#/nodes", token=ADMIN)
+                page = tab.page
+                card0 = page.get_by_role("region", name="Card 0")
+                node0 = card0.get_by_role("article", name="Node node0")
+                await node0.get_by_text("card 0 · cpu 0").wait_for()
+                await node0.get_by_role(
+                    "img", name="node0 package temperature over the last hour"
+                ).wait_for()
+                await node0.get_by_role(
+                    "img", name="node0 memory used over the last hour"
+                ).wait_for()
+                await node0.get_by_text(re.compile(r"^\d+\.\d °C · \d+% of")).wait_for()
+                card1 = page.get_by_role("region", name="Card 1")
+                await card1.get_by_role("article", name="Node node5").wait_for()
+                await tab.screenshot("nodes-cards-dark")
+
+                node5 = card1.get_by_role("article", name="Node node5")
+                await node5.get_by_role("button", name="Power off node5").click()
+                await (
+                    node5.get_by_role("group", name="Confirm power off")
+                    .get_by_role("button", name="Yes, power off")
+                    .click()
+                )
+                await node5.locator('[data-state="off"]').wait_for()
+                assert (await nodes_by_id(daemon))["node5"]["state"] == "off"
+                await node5.get_by_role("button", name="Boot node5", exact=True).click()
+                await node5.locator('[data-state="up"]').wait_for()
+                tab.assert_clean()
+        finally:
+            await asyncio.to_thread(daemon.stop, signal.SIGTERM, 30.0)

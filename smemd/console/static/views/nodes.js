@@ -7,6 +7,8 @@ import { api } from "../api.js";
 import { ErrorNote, html, plural, Sparkline, useApi, useState, When } from "../ui.js";
 
 const EVERY_MS = 5000;
+const HURRY_MS = 1000;
+const HURRY_FOR_MS = 20000;
 const TELEMETRY_EVERY_MS = 15000;
 const HOUR_S = 3600;
 const DURATIONS = [
@@ -18,11 +20,13 @@ const DURATIONS = [
 ];
 const DURATION = /^(?=\d)(\d+h)?(\d+m)?(\d+s)?$/; // what `POST /v1/pause` takes as `for`
 // The card actions; those that stop a serving node ask first.
+// `when`: the states it is offered in (a node at work, booting, takes none: the card manager
+// answers 409 while one runs).
 const ACTIONS = [
-  { id: "boot", label: "Boot", confirm: false },
-  { id: "reboot", label: "Reboot", confirm: true },
-  { id: "poweroff", label: "Power off", confirm: true },
-  { id: "reset", label: "Reset", confirm: true },
+  { id: "boot", label: "Boot", confirm: false, when: (s) => ["off", "failed", "down"].includes(s) },
+  { id: "reboot", label: "Reboot", confirm: true, when: (s) => !["off", "booting"].includes(s) },
+  { id: "poweroff", label: "Power off", confirm: true, when: (s) => !["off", "booting"].includes(s) },
+  { id: "reset", label: "Reset", confirm: true, when: (s) => s !== "booting" },
 ];
 const GOOD = new Set(["up"]);
 const WAITING = new Set(["lent", "booting", "degraded", "resting", "off"]);
@@ -94,6 +98,13 @@ function PausePanel({ lanes, isAdmin, busy, onResume }) {
   </section>`;
 }
 
+// "44–47 °C": the span a plot is scaled to, since it has no axis.
+function range(values, unit) {
+  const known = values.filter((v) => v !== null && v !== undefined);
+  if (!known.length) return "";
+  return `${Math.round(Math.min(...known))}–${Math.round(Math.max(...known))}${unit}`;
+}
+
 function Telemetry({ node }) {
   const samples = useApi(
     () => api("/v1/telemetry", { query: { node, since: String(Math.floor(Date.now() / 1000) - HOUR_S) } }),
@@ -106,9 +117,9 @@ function Telemetry({ node }) {
   const temperatures = list.map((s) => s.temperatureC);
   const used = list.map((s) => (s.memTotalKb && s.memAvailableKb !== null ? (100 * (s.memTotalKb - s.memAvailableKb)) / s.memTotalKb : null));
   return html`<div class="telemetry">
-    <div><span class="muted">temperature, last hour</span>
+    <div><span class="muted">temperature, last hour ${range(temperatures, " °C")}</span>
       <${Sparkline} values=${temperatures} width=${140} label=${`${node} package temperature over the last hour`} /></div>
-    <div><span class="muted">memory used, last hour</span>
+    <div><span class="muted">memory used, last hour ${range(used, "%")}</span>
       <${Sparkline} values=${used} width=${140} label=${`${node} memory used over the last hour`} /></div>
   </div>`;
 }
@@ -122,8 +133,10 @@ function Actions({ node, busy, onAction }) {
       <button onClick=${() => setAsking(null)}>Cancel</button>
     </div>`;
   }
+  const offered = ACTIONS.filter((a) => a.when(node.state));
+  if (!offered.length) return html`<p class="muted">${node.id} is at work: its actions wait.</p>`;
   return html`<div class="row" role="group" aria-label=${`Actions on ${node.id}`}>
-    ${ACTIONS.map((a) => html`<button class=${a.confirm ? "danger" : ""} disabled=${busy}
+    ${offered.map((a) => html`<button class=${a.confirm ? "danger" : ""} disabled=${busy}
       aria-label=${`${a.label} ${node.id}`}
       onClick=${() => (a.confirm ? setAsking(a) : onAction(node.id, a.id))}>${a.label}</button>`)}
   </div>`;
@@ -183,7 +196,13 @@ function CardReset({ card, busy, onReset }) {
 }
 
 export default function Nodes({ isAdmin }) {
-  const state = useApi(load, [], EVERY_MS);
+  // Quicker while an action this tab started plays out, or a node boots: states change in seconds.
+  const [hurryUntil, setHurryUntil] = useState(0);
+  const [booting, setBooting] = useState(false);
+  const every = booting || Date.now() < hurryUntil ? HURRY_MS : EVERY_MS;
+  const state = useApi(load, [every], every);
+  const seen = state.data ? state.data.nodes.nodes.some((n) => n.state === "booting") : false;
+  if (seen !== booting) setBooting(seen);
   const [lend, setLend] = useState({ choice: "10m", custom: "", reason: "" });
   const [selected, setSelected] = useState(new Set());
   const [busy, setBusy] = useState(false);
@@ -195,6 +214,7 @@ export default function Nodes({ isAdmin }) {
     try {
       await call();
       setOutcome({ note: what });
+      setHurryUntil(Date.now() + HURRY_FOR_MS);
       await state.reload();
     } catch (error) {
       setOutcome({ error });
