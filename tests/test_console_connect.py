@@ -3,6 +3,8 @@ list from the OpenAPI document."""
 
 from __future__ import annotations
 
+import json
+
 from tests.browser import THEMES, chromium, seed
 from tests.conftest import StartDaemon
 from tests.test_api import ADMIN, TOKEN, call
@@ -50,9 +52,22 @@ async def test_connect_loads_clean_and_lists_every_route(start_daemon: StartDaem
             await page.locator("main h1").click()
             await page.keyboard.press("/")
             assert await page.evaluate("document.activeElement.hasAttribute('data-search')")
-            # Copying works or says it did not, without an uncaught error either way.
-            await page.get_by_role("button", name="Copy the curl example").click()
-            await page.get_by_text("Copied").or_(page.get_by_text("Copy failed")).first.wait_for()
+            # Copying works, or says it did not and selects the text, without an uncaught error.
+            copy = page.get_by_role("button", name="Copy the curl example")
+            if theme == "dark":
+                await page.context.grant_permissions(["clipboard-read", "clipboard-write"])
+                await copy.click()
+                await page.get_by_text("Copied", exact=True).wait_for()
+                copied = await page.evaluate("navigator.clipboard.readText()")
+                assert copied.startswith("# add a document") and "Bearer $SMEM_TOKEN" in copied
+            else:
+                await page.evaluate(
+                    "Object.defineProperty(navigator, 'clipboard', {value: undefined})"
+                )
+                await copy.click()
+                await page.get_by_text("Not copied").wait_for()
+                selected = await page.evaluate("getSelection().toString()")
+                assert selected.startswith("# add a document")
             tab.assert_clean()
 
 
@@ -87,7 +102,19 @@ async def test_a_token_unlocks_the_console_and_a_wrong_one_does_not(
         caller = page.get_by_role("region", name="Caller")
         await caller.get_by_text("write", exact=True).wait_for()
         assert TOKEN not in await page.locator("main").inner_text()
-        assert all(TOKEN not in s for s in await page.locator("pre code").all_inner_texts())
+        snippets = await page.locator("pre code").all_inner_texts()
+        assert all(TOKEN not in s for s in snippets)
+        claude, mcp = snippets[:2]
+        assert claude.splitlines() == [
+            f"claude mcp add smem -e SMEM_URL={running.base} \\",
+            "  -e SMEM_TOKEN=$SMEM_TOKEN \\",
+            "  -- smemctl mcp -n people",
+        ]
+        assert json.loads(mcp)["mcpServers"]["smem"] == {
+            "command": "smemctl",
+            "args": ["mcp", "-n", "people"],
+            "env": {"SMEM_URL": running.base, "SMEM_TOKEN": "${SMEM_TOKEN}"},
+        }
         await page.get_by_role("button", name="Forget token").click()
         await expect(nav).to_have_count(1)
         assert await page.evaluate("sessionStorage.getItem('smem.token')") is None

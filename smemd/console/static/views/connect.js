@@ -4,7 +4,7 @@
 // (`$SMEM_TOKEN`), never by its value.
 
 import { api, token } from "../api.js";
-import { ErrorNote, html, plural, useApi, useMemo, useState } from "../ui.js";
+import { ErrorNote, html, plural, useApi, useMemo, useRef, useState } from "../ui.js";
 
 const METHODS = ["get", "post", "put", "patch", "delete"];
 // The "Who:" sentence `smemd/api/openapi.py` writes into each route's description, as a role.
@@ -20,15 +20,18 @@ function who(description) {
   return found ? found[1] : "";
 }
 
-function Copy({ text, what }) {
+// The clipboard exists only in a secure context (https, or http on localhost) and may be refused:
+// then the snippet is selected, for the keyboard's copy.
+function Copy({ text, what, code }) {
   const [said, setSaid] = useState("");
   const copy = async () => {
     try {
-      if (!navigator.clipboard) throw new Error("no clipboard");
+      if (!navigator.clipboard) throw new Error("no clipboard here");
       await navigator.clipboard.writeText(text);
       setSaid("Copied");
     } catch {
-      setSaid("Copy failed: select the text instead");
+      if (code.current) getSelection().selectAllChildren(code.current);
+      setSaid("Not copied: the text is selected, press Ctrl+C");
     }
   };
   return html`<span class="copy row">
@@ -38,9 +41,10 @@ function Copy({ text, what }) {
 }
 
 function Snippet({ title, text, what }) {
+  const code = useRef(null);
   return html`<figure class="snippet">
-    <figcaption class="row"><span>${title}</span><${Copy} text=${text} what=${what} /></figcaption>
-    <pre><code>${text}</code></pre>
+    <figcaption class="row"><span>${title}</span><${Copy} text=${text} what=${what} code=${code} /></figcaption>
+    <pre><code ref=${code}>${text}</code></pre>
   </figure>`;
 }
 
@@ -74,15 +78,19 @@ function TokenPanel({ session, onToken }) {
 }
 
 function snippets(origin, ns, tokenRequired) {
-  const mcpEnv = tokenRequired ? `,\n      "env": {"SMEM_TOKEN": "\${SMEM_TOKEN}"}` : "";
+  const tokenEnv = tokenRequired ? `,\n        "SMEM_TOKEN": "\${SMEM_TOKEN}"` : "";
   const auth = `  -H "Authorization: Bearer $SMEM_TOKEN" \\\n`;
   return {
-    claude: `claude mcp add smem${tokenRequired ? " -e SMEM_TOKEN=$SMEM_TOKEN" : ""} -- smemctl mcp --url ${origin} -n ${ns}`,
+    claude: `claude mcp add smem -e SMEM_URL=${origin} \\
+${tokenRequired ? "  -e SMEM_TOKEN=$SMEM_TOKEN \\\n" : ""}  -- smemctl mcp -n ${ns}`,
     mcp: `{
   "mcpServers": {
     "smem": {
       "command": "smemctl",
-      "args": ["mcp", "--url", "${origin}", "-n", "${ns}"]${mcpEnv}
+      "args": ["mcp", "-n", "${ns}"],
+      "env": {
+        "SMEM_URL": "${origin}"${tokenEnv}
+      }
     }
   }
 }`,
