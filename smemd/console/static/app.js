@@ -99,7 +99,9 @@ function App() {
   useEffect(() => onUnauthorized(() => setTokenGeneration((g) => g + 1)), []);
   const caller = session.data;
   const allowed = caller && caller.role !== null;
-  const names = useApi(() => (allowed ? api("/ns", { query: { limit: 100 } }) : null), [allowed, tokenGeneration]);
+  // Reloaded when whoami has answered for the new token, never before: the old answer would send
+  // a forgotten token's tab to a route it may no longer call.
+  const names = useApi(() => (allowed ? api("/ns", { query: { limit: 100 } }) : null), [allowed, caller]);
   const listed = names.data ? names.data.namespaces : null;
   const namespace = route.params.ns || sessionStorage.getItem(NS_KEY) || (listed && listed[0] && listed[0].namespace) || "default";
   useEffect(() => { if (route.params.ns) sessionStorage.setItem(NS_KEY, route.params.ns); }, [route.params.ns]);
