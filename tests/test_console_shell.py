@@ -3,6 +3,10 @@ and the token gate."""
 
 from __future__ import annotations
 
+import re
+
+from playwright.async_api import expect
+
 from tests.browser import chromium
 from tests.conftest import StartDaemon
 
@@ -28,8 +32,9 @@ async def test_the_shell_loads_clean_and_the_keyboard_moves_between_views(
         await page.keyboard.press("g")
         await page.keyboard.press("a")
         await page.wait_for_url("**/#/activity")
-        current = page.locator('nav a[aria-current="page"]')
-        assert (await current.inner_text()).startswith("Activity")
+        await expect(page.locator('nav a[aria-current="page"]')).to_have_text(
+            re.compile("^Activity")
+        )
         await page.get_by_role("region", name="Substrate").get_by_text("in-process").wait_for()
         await page.get_by_label("Namespace").fill("work")
         await page.get_by_label("Namespace").press("Enter")
