@@ -1,16 +1,21 @@
 """The console's Chat view in Chromium: asking a namespace, its citations opening the sources
 (memories of that namespace), the thread kept per namespace across reloads, and errors shown in
 the thread. The daemon runs on in-process models with no llm role, so smemd answers with the
-sources alone and a note saying so."""
+sources alone and a note saying so; one test gives it a model (a fake llama-server) to see an
+answer's inline citations."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
 from tests.browser import THEMES, chromium, seed
 from tests.conftest import Running, StartDaemon
+from tests.fakes.fleet import start_hosts, started
+from tests.fakes.llama_server import FakeLlamaServer
+from tests.test_answers import ANSWER, model, remember
 from tests.test_api import call
 
 
@@ -138,4 +143,36 @@ async def test_a_refused_question_is_shown_in_the_thread(start_daemon: StartDaem
         alert = page.get_by_role("list", name="Thread").get_by_role("alert")
         await alert.wait_for()
         assert "$.q" in await alert.inner_text()
+        tab.assert_clean()
+
+
+async def test_an_answer_cites_its_sources_inline(
+    start_daemon: StartDaemon, short_dir: Path
+) -> None:
+    servers = {
+        "node0": FakeLlamaServer(host="127.0.31.1"),
+        "node1": FakeLlamaServer(host="127.0.31.2", chat=model),
+    }
+    async with started(servers) as fakes, chromium() as browser:
+        running = await start_hosts(
+            start_daemon, short_dir,
+            [
+                ("node0", fakes["node0"], ["interactive", "background"], "embed"),
+                ("node1", fakes["node1"], ["interactive"], "llm"),
+            ],
+        )  # fmt: skip
+        await remember(running)
+        tab = await browser.open(running.url("/#/chat?ns=default"))
+        page = tab.page
+        await ask(page, "Where does Alex live?")
+        reply = page.get_by_role("list", name="Thread").locator(".reply")
+        await reply.get_by_text("answered by fake.gguf").wait_for()
+        # ANSWER cites [1], which exists, and [99], which does not: only [1] is a button.
+        assert await reply.locator(".answer-text").inner_text() == ANSWER
+        assert await reply.get_by_role("button", name=re.compile(r"^Source ")).count() == 1
+        await reply.get_by_role("button", name="Source 1", exact=True).click()
+        source = reply.get_by_role("list", name="Sources").get_by_role("listitem")
+        assert await source.locator(".source-text").inner_text() == "Alex lives in Seattle."
+        await source.get_by_text("Moving notes").wait_for()
+        await source.get_by_role("link", name="Open in Memories").wait_for()
         tab.assert_clean()

@@ -11,6 +11,8 @@ from typing import Any
 from smemd.config import load
 from tests.browser import THEMES, chromium, seed
 from tests.conftest import Running, StartDaemon
+from tests.fakes.documents import ARTICLE_TITLE
+from tests.fakes.web_pages import PageServer
 from tests.test_api import call
 
 
@@ -128,6 +130,47 @@ async def test_a_file_upload_becomes_a_document(start_daemon: StartDaemon) -> No
         assert doc["metadata"]["filename"] == "trip.md"
         assert "Omar flew to Quito" in doc["content"]
         assert await upload.input_value() == ""  # emptied
+        tab.assert_clean()
+
+
+async def add_in_the_view(page: Any, mode: str, value: str, before: str = "") -> str:
+    """Add a document through the form; its id, as the view says it was added (after `before`,
+    the one the view said it added last)."""
+    await page.get_by_role("radio", name=mode).check()
+    field = {"Text": "Document text", "URL": "URL to fetch"}[mode]
+    await page.get_by_label(field).fill(value)
+    await page.get_by_role("button", name="Add", exact=True).click()
+    added = page.get_by_role("status").filter(has_text="Added")
+    link = added.get_by_role("link")
+    if before:
+        link = link.filter(has_not_text=before)
+    await link.wait_for()
+    return await link.inner_text()
+
+
+async def test_a_url_is_fetched_and_a_failed_fetch_shows_its_error_in_the_queue(
+    start_daemon: StartDaemon,
+) -> None:
+    async with PageServer() as pages, chromium() as browser:
+        running = await start_daemon(ingest__allow_hosts=[f"127.0.0.1:{pages.port}"])
+        tab = await browser.open(running.url("/#/documents?ns=web"))
+        page = tab.page
+        queue = page.get_by_role("region", name="Processing queue")
+
+        fetched = await add_in_the_view(page, "URL", pages.url("/article"))
+        row = queue.get_by_role("row").filter(has_text=fetched)
+        await row.locator(".phase.done").wait_for(timeout=20_000)
+        await row.get_by_role("link", name=fetched).click()
+        detail = page.get_by_role("region", name=ARTICLE_TITLE)
+        await detail.get_by_text(pages.url("/article")).wait_for()
+        await detail.get_by_role("list", name="Memories of this document").wait_for()
+
+        broken = await add_in_the_view(page, "URL", pages.url("/status/404"), before=fetched)
+        row = queue.get_by_role("row").filter(has_text=broken)
+        await row.locator(".phase.failed").wait_for(timeout=20_000)
+        error = await row.locator(".error").inner_text()
+        assert error.startswith("fetching: ") and "404" in error, error
+        assert pages.paths == ["/article", "/status/404"]
         tab.assert_clean()
 
 

@@ -13,6 +13,7 @@ const IDLE_MS = 10000; // otherwise only to notice work added elsewhere
 const JOBS = 10;
 const PAGE = 20;
 const SHOWN_CHARS = 4000; // of a document's content, before "Show all"
+const SHOWN_MEMORIES = 100; // of a document's memories, before "Show all" (a long PDF has hundreds)
 
 const isOpen = (job) => OPEN.includes(job.phase);
 const docPath = (ns, id) => `${nsPath(ns)}/document/${encodeURIComponent(id)}`;
@@ -82,6 +83,7 @@ function AddDocument({ ns, onAdded }) {
     if (!ready || busy) return;
     setBusy(true);
     setError(null);
+    setAdded(null);
     try {
       let ref;
       if (mode === "file") {
@@ -119,7 +121,7 @@ function AddDocument({ ns, onAdded }) {
         <textarea value=${text} onInput=${(e) => setText(e.target.value)} placeholder="What smem should remember" required></textarea>
       </label>`}
       ${mode === "url" && html`<label>URL to fetch
-        <input type="url" value=${url} onInput=${(e) => setUrl(e.target.value)} placeholder="https://example.org/page" required />
+        <input type="url" value=${url} onInput=${(e) => setUrl(e.target.value)} placeholder="The address of a page, PDF or text file" required />
         <span class="hint">smemd fetches the page, PDF or text file, then reads it</span>
       </label>`}
       ${mode === "file" && html`<label>File to upload
@@ -180,6 +182,7 @@ function Detail({ ns, id, canWrite, version, onDeleted }) {
   const doc = useApi(() => api(docPath(ns, id), { query: { include: "memories" } }), [ns, id, version]);
   const [error, setError] = useState(null);
   const [deleting, setDeleting] = useState(false);
+  const [allMemories, setAllMemories] = useState(false);
   const d = doc.data;
   const remove = async () => {
     const name = d.title || d.customId || d.id;
@@ -213,12 +216,13 @@ function Detail({ ns, id, canWrite, version, onDeleted }) {
       ${canWrite && html`<div class="row"><button class="danger" type="button" onClick=${remove} disabled=${deleting}>${deleting ? "Deleting…" : "Delete document"}</button></div>`}
       <${ErrorNote} error=${error} />
       <h3>Memories (${memories.length})</h3>
-      ${memories.length ? html`<ul class="memories" aria-label="Memories of this document">${memories.map((m) => html`<li key=${m.id}>
+      ${memories.length ? html`<ul class="memories" aria-label="Memories of this document">${(allMemories ? memories : memories.slice(0, SHOWN_MEMORIES)).map((m) => html`<li key=${m.id}>
         <span class=${`badge ${m.type}`}>${m.type}</span>
         <a href=${href("memories", { ns, id: m.id })}>${m.memory}</a>
         ${!m.isLatest && html` <span class="badge superseded">superseded</span>`}
         ${m.isForgotten && html` <span class="badge forgotten">forgotten</span>`}
-      </li>`)}</ul>` : html`<p class="muted">${OPEN.includes(d.system.status) ? "Not read yet: its job is still open." : "No memories were extracted."}</p>`}
+      </li>`)}</ul>
+      ${memories.length > SHOWN_MEMORIES && !allMemories && html`<button type="button" onClick=${() => setAllMemories(true)}>Show all ${memories.length} memories</button>`}` : html`<p class="muted">${OPEN.includes(d.system.status) ? "Not read yet: its job is still open." : "No memories were extracted."}</p>`}
       <h3>Content</h3>
       <${Content} text=${d.content} />`}
   </section>`;
