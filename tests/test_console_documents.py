@@ -54,6 +54,13 @@ async def test_documents_loads_clean_on_a_seeded_namespace_in_both_themes(
                 r"#/memories\?ns=people&id=\w+", await link.get_attribute("href") or ""
             )
             await tab.screenshot(f"documents-{theme}")
+            # A row opens its document from the keyboard too.
+            second = listed.locator("tbody tr").nth(1)
+            await second.focus()
+            await second.press("Enter")
+            await page.wait_for_url(re.compile(r"#/documents\?ns=people&id=(?!" + doc["id"] + ")"))
+            await listed.locator("tbody tr.selected").nth(0).wait_for()
+            assert await listed.locator("tbody tr").nth(1).get_attribute("class") == "selected"
             tab.assert_clean()
 
 
