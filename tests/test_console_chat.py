@@ -162,10 +162,15 @@ async def test_an_answer_cites_its_sources_inline(
             ],
         )  # fmt: skip
         await remember(running)
+        fakes["node1"].latency = 1.0  # the answer takes a while: long enough to see it pending
         tab = await browser.open(running.url("/#/chat?ns=default"))
         page = tab.page
         await ask(page, "Where does Alex live?")
-        reply = page.get_by_role("list", name="Thread").locator(".reply")
+        thread = page.get_by_role("list", name="Thread")
+        await thread.get_by_role("status").get_by_text("Recalling and answering").wait_for()
+        assert await thread.get_attribute("aria-busy") == "true"
+        assert await page.get_by_role("button", name="Asking…").is_disabled()
+        reply = thread.locator(".reply")
         await reply.get_by_text("answered by fake.gguf").wait_for()
         # ANSWER cites [1], which exists, and [99], which does not: only [1] is a button.
         assert await reply.locator(".answer-text").inner_text() == ANSWER
@@ -175,4 +180,5 @@ async def test_an_answer_cites_its_sources_inline(
         assert await source.locator(".source-text").inner_text() == "Alex lives in Seattle."
         await source.get_by_text("Moving notes").wait_for()
         await source.get_by_role("link", name="Open in Memories").wait_for()
+        assert await thread.get_attribute("aria-busy") == "false"
         tab.assert_clean()
