@@ -14,6 +14,7 @@ from smemd.api import (
     namespaces,
     nodes,
     openapi,
+    overview,
     recall,
     review,
     status,
@@ -36,6 +37,7 @@ ROUTES: list[Route] = [
     *lanes.ROUTES,
     *nodes.ROUTES,
     *calibration.ROUTES,
+    *overview.ROUTES,
 ]
 
 
