@@ -31,6 +31,8 @@ class Related(msgspec.Struct):
     children: list[Memory]  # later versions, nearest first
     # Direct links (extends, derives, contradicts either way), with the kind.
     siblings: list[tuple[Memory, RelationKind]]
+    # The siblings this memory's links point to ("this extends that"); the rest point to it.
+    pointed_to: set[str] = msgspec.field(default_factory=set)
 
 
 class Forgotten(msgspec.Struct):
@@ -71,6 +73,7 @@ class Memories:
             parents=sorted(earlier, key=lambda m: -m.version)[:limit],
             children=sorted(later, key=lambda m: m.version)[:limit],
             siblings=[(m, others[m.id]) for m in siblings][:limit],
+            pointed_to={r.to_id for r in links if r.from_id == memory.id},
         )
 
     async def list_memories(

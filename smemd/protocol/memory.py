@@ -308,6 +308,9 @@ class RelatedMemory(Sparse):
     metadata: dict[str, Any]
     system: System
     version: int | None = None
+    # smem's extension, on siblings: whether the link points from the memory asked about to this
+    # one (it `extends` this one) or from this one to it (it is extended by this one).
+    outgoing: bool | None = None
 
 
 class RelatedSet(Reply):
