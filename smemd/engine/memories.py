@@ -99,7 +99,7 @@ class Memories:
                 params.append(now())
         if document is not None:
             parts.append(CITES_DOCUMENT)
-            params += [document, document]
+            params += [namespace, document, document]
         if type is not None:
             parts.append("m.type = ?")
             params.append(type)

@@ -39,10 +39,11 @@ STATUS_WHERE: dict[MemoryStatus, str] = {
     "forgotten": FORGOTTEN_NOW,
 }
 _STATUS_CASE = f"CASE WHEN {FORGOTTEN_NOW} THEN 'forgotten' WHEN m.is_latest = 1 THEN 'live' ELSE 'superseded' END"
-# The memories a document is a source of: smem's id or the caller's, in one namespace.
+# The memories a document is a source of; params: namespace, then smem's id or the caller's twice.
+# Not correlated with `m`: the planner looks the few memory ids up instead of testing every row.
 CITES_DOCUMENT = (
     "m.id IN (SELECT s.memory_id FROM memory_sources s JOIN documents d ON d.id = s.document_id"
-    " WHERE d.namespace = m.namespace AND (d.id = ? OR d.caller_id = ?))"
+    " WHERE d.namespace = ? AND (d.id = ? OR d.caller_id = ?))"
 )
 
 

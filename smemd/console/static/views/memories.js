@@ -35,7 +35,8 @@ export default function Memories({ ns, params, canWrite }) {
   const known = documents.data ? documents.data.documents : [];
   const results = useApi(
     () => (query ? search(ns, query, { status, type, doc, known }) : browse(ns, page, { status, type, doc })),
-    [ns, query, status, type, doc, query ? 0 : page, changes], 15_000,
+    // Only browsing polls: a search embeds its text, which is use of the models (dreaming waits).
+    [ns, query, status, type, doc, query ? 0 : page, changes], query ? 0 : 15_000,
   );
   const open = (id) => navigate("memories", { ...params, ns, id });
   const changed = (id) => { setChanges((n) => n + 1); if (id && id !== params.id) open(id); };
