@@ -114,6 +114,9 @@ function FactsPerDocument({ bins, cap }) {
     <${Bars} values=${counts} width=${288} height=${56} label=${`Documents by how many live memories cite them, from 0 to ${top}${top >= cap ? " or more" : ""}`} />
     <div class="axis muted"><span>0 facts</span><span>${top}${top >= cap ? "+" : ""}</span></div>
     <p class="muted">${documents ? `${(facts / documents).toFixed(1)} on average over ${plural(documents, "document")}` : "No documents."}</p>
+    <ul class="bins muted" aria-label="Documents by facts">
+      ${bins.map((b) => html`<li>${b.facts}${b.facts >= cap ? "+" : ""} facts: ${plural(b.documents, "doc")}</li>`)}
+    </ul>
   </section>`;
 }
 

@@ -38,7 +38,10 @@ export default function Memories({ ns, params, canWrite }) {
     // Only browsing polls: a search embeds its text, which is use of the models (dreaming waits).
     [ns, query, status, type, doc, query ? 0 : page, changes], query ? 0 : 15_000,
   );
-  const open = (id) => navigate("memories", { ...params, ns, id });
+  // The hash holds the filters beside the selection, so a reload or a shared link opens the same.
+  const open = (id) => navigate("memories", {
+    ns, id, q: query, status: status === "live" ? undefined : status, type, document: doc,
+  });
   const changed = (id) => { setChanges((n) => n + 1); if (id && id !== params.id) open(id); };
 
   // A reload keeps the last reply on screen: show it only while it answers the same question.
@@ -204,7 +207,7 @@ function Actions({ ns, m, status, onChanged }) {
     </form>` : status === "superseded" ? html`<p class="muted">Only the latest version takes new text.</p>` : null}
     ${m.forgottenAt ? html`<div class="row"><button onClick=${restore} disabled=${busy}>Restore</button>
         <span class="muted">back into recall</span></div>`
-      : html`<div class="row"><label>Reason <span class="muted">(optional)</span><input value=${reason} maxlength="500"
+      : html`<div class="row"><label>Reason (optional)<input value=${reason} maxlength="500"
           onInput=${(e) => setReason(e.target.value)} /></label>
         <button class="danger" onClick=${forget} disabled=${busy}>Forget</button></div>`}
   </section>`;
