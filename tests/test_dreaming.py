@@ -183,7 +183,16 @@ async def test_without_a_model_dreaming_links_by_words_and_nothing_errors(
     )
     assert status == 200, body
     related = body["included"]["related"]["siblings"]
-    assert [(m["memory"], m["relation"]) for m in related] == [(TEA, "extends")]
+    assert [(m["memory"], m["relation"], m["outgoing"]) for m in related] == [
+        (TEA, "extends", True)
+    ]
+    status, body, _ = await call(
+        running.unix, "GET", f"{NS}/memories/{found[TEA]['id']}?include=related"
+    )
+    related = body["included"]["related"]["siblings"]  # seen from the other end
+    assert [(m["memory"], m["relation"], m["outgoing"]) for m in related] == [
+        (HONEY, "extends", False)
+    ]
     # The calibration routes answer, with nothing to calibrate.
     status, report, _ = await call(running.unix, "GET", f"{V1}/calibration")
     assert status == 200 and report["heuristics"] is True

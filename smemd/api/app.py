@@ -15,6 +15,7 @@ from smemd.api import (
     namespaces,
     nodes,
     openapi,
+    overview,
     recall,
     recent,
     review,
@@ -40,6 +41,7 @@ ROUTES: list[Route] = [
     *nodes.ROUTES,
     *calibration.ROUTES,
     *recent.ROUTES,
+    *overview.ROUTES,
 ]
 
 

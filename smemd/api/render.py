@@ -104,16 +104,16 @@ def search_result(hit: Hit, now: float) -> SearchResult:
 
 
 def related(rel: Related) -> RelatedSet:
-    def one(m: Memory, relation: str) -> RelatedMemory:
+    def one(m: Memory, relation: str, outgoing: bool | None = None) -> RelatedMemory:
         return RelatedMemory(
             id=m.id, relation=relation, version=m.version, memory=m.text, metadata=m.metadata,
-            system=System(updated_at=iso(m.updated_at)),
+            system=System(updated_at=iso(m.updated_at)), outgoing=outgoing,
         )  # fmt: skip
 
     return RelatedSet(
         parents=[one(m, "updates") for m in rel.parents],
         children=[one(m, "updates") for m in rel.children],
-        siblings=[one(m, kind) for m, kind in rel.siblings],
+        siblings=[one(m, kind, m.id in rel.pointed_to) for m, kind in rel.siblings],
     )
 
 

@@ -14,7 +14,8 @@ from smemd.engine.recall.query import Query
 from smemd.errors import Conflict, NotFound
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
-from smemd.store.records import Memory, MemoryType, NewMemory, RelationKind
+from smemd.store.memories import CITES_DOCUMENT, STATUS_WHERE
+from smemd.store.records import Memory, MemoryStatus, MemoryType, NewMemory, RelationKind
 
 MEMORY_SORTS = {"createdAt": "m.created_at", "updatedAt": "m.updated_at"}
 LIVE_NOW = (
@@ -30,6 +31,8 @@ class Related(msgspec.Struct):
     children: list[Memory]  # later versions, nearest first
     # Direct links (extends, derives, contradicts either way), with the kind.
     siblings: list[tuple[Memory, RelationKind]]
+    # The siblings this memory's links point to ("this extends that"); the rest point to it.
+    pointed_to: set[str] = msgspec.field(default_factory=set)
 
 
 class Forgotten(msgspec.Struct):
@@ -70,20 +73,33 @@ class Memories:
             parents=sorted(earlier, key=lambda m: -m.version)[:limit],
             children=sorted(later, key=lambda m: m.version)[:limit],
             siblings=[(m, others[m.id]) for m in siblings][:limit],
+            pointed_to={r.to_id for r in links if r.from_id == memory.id},
         )
 
     async def list_memories(
         self, namespace: str, *, page: int, limit: int, sort: str, order: str,
         filter: Filter | None = None, include_forgotten: bool = False, history: bool = False,
-        type: MemoryType | None = None,
+        type: MemoryType | None = None, status: MemoryStatus | None = None,
+        document: str | None = None,
     ) -> tuple[list[Memory], int]:  # fmt: skip
+        """A page of memories; `status`, when given, stands in for `history` and
+        `include_forgotten`; `document` keeps those it is a source of."""
         parts: list[str] = []
         params: list[object] = []
-        if not history:
-            parts.append("m.is_latest = 1")
-        if not include_forgotten:
-            parts.append("m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)")
+        if status is not None:
+            parts.append(STATUS_WHERE[status])
             params.append(now())
+        else:
+            if not history:
+                parts.append("m.is_latest = 1")
+            if not include_forgotten:
+                parts.append(
+                    "m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
+                )
+                params.append(now())
+        if document is not None:
+            parts.append(CITES_DOCUMENT)
+            params += [namespace, document, document]
         if type is not None:
             parts.append("m.type = ?")
             params.append(type)

@@ -128,6 +128,12 @@ class ListBody(Request):
     # smem's extensions for memories: every version, and one type only.
     history: bool = False
     type: Literal["fact", "preference", "episode"] | None = None
+    # One status only, whatever `history` and `include.forgotten` say: `live` the latest versions
+    # neither forgotten nor expired, `superseded` older versions not forgotten, `forgotten` any
+    # version forgotten or expired.
+    status: Literal["live", "superseded", "forgotten"] | None = None
+    # Only the memories this document (smem's id or the caller's) is a source of.
+    document: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] | None = None
 
 
 class ForgetIds(Request):
@@ -302,6 +308,9 @@ class RelatedMemory(Sparse):
     metadata: dict[str, Any]
     system: System
     version: int | None = None
+    # smem's extension, on siblings: whether the link points from the memory asked about to this
+    # one (it `extends` this one) or from this one to it (it is extended by this one).
+    outgoing: bool | None = None
 
 
 class RelatedSet(Reply):

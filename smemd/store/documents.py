@@ -211,6 +211,20 @@ class DocumentReads:
         )
         return {r[0]: r[1] for r in rows}
 
+    async def document_count(self, namespace: str) -> int:
+        rows = await self.db.execute_fetchall(
+            "SELECT count(*) FROM documents WHERE namespace = ?", [namespace]
+        )
+        return int(next(iter(rows))[0])
+
+    async def open_job_count(self, namespace: str) -> int:
+        """Jobs queued or under way: a walk of the open jobs' index, which stays small."""
+        rows = await self.db.execute_fetchall(
+            "SELECT count(*) FROM jobs WHERE phase NOT IN ('done', 'failed') AND namespace = ?",
+            [namespace],
+        )
+        return int(next(iter(rows))[0])
+
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
         rows = await self.db.execute_fetchall(
             "SELECT job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector"

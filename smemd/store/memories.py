@@ -10,7 +10,15 @@ import numpy as np
 
 from smemd.store import chains
 from smemd.store.chains import Version
-from smemd.store.records import IndexRows, Memory, NewMemory, Relation, RelationKind
+from smemd.store.records import (
+    IndexRows,
+    Memory,
+    MemoryCensus,
+    MemoryStatus,
+    NewMemory,
+    Relation,
+    RelationKind,
+)
 from smemd.store.rows import (
     MEMORY_COLUMNS,
     list_json,
@@ -23,6 +31,20 @@ from smemd.store.vectors import to_blob
 
 # What normal recall sees: the latest version, not forgotten. Expiry is checked at query time.
 LIVE = "m.is_latest = 1 AND m.forgotten_at IS NULL"
+# A version's status, which every version has exactly one of; each `?` is now (for expiry).
+FORGOTTEN_NOW = "(m.forgotten_at IS NOT NULL OR (m.expires_at IS NOT NULL AND m.expires_at <= ?))"
+STATUS_WHERE: dict[MemoryStatus, str] = {
+    "live": f"m.is_latest = 1 AND NOT {FORGOTTEN_NOW}",
+    "superseded": f"m.is_latest = 0 AND NOT {FORGOTTEN_NOW}",
+    "forgotten": FORGOTTEN_NOW,
+}
+_STATUS_CASE = f"CASE WHEN {FORGOTTEN_NOW} THEN 'forgotten' WHEN m.is_latest = 1 THEN 'live' ELSE 'superseded' END"
+# The memories a document is a source of; params: namespace, then smem's id or the caller's twice.
+# Not correlated with `m`: the planner looks the few memory ids up instead of testing every row.
+CITES_DOCUMENT = (
+    "m.id IN (SELECT s.memory_id FROM memory_sources s JOIN documents d ON d.id = s.document_id"
+    " WHERE d.namespace = ? AND (d.id = ? OR d.caller_id = ?))"
+)
 
 
 class MemoryReads:
@@ -91,6 +113,42 @@ class MemoryReads:
             [namespace, *params, limit],
         )
         return to_records(Memory, list(rows))
+
+    async def census(
+        self, namespace: str, *, now: float, since: float, facts_cap: int
+    ) -> MemoryCensus:
+        """Counts for an overview: one pass over the namespace's memories, one walk of the
+        (namespace, is_latest, created_at) index since `since`, one source lookup per document."""
+        by_status: dict[str, int] = {"live": 0, "superseded": 0, "forgotten": 0}
+        live_by_type: dict[str, int] = {}
+        rows = await self.db.execute_fetchall(
+            f"SELECT {_STATUS_CASE}, m.type, count(*) FROM memories m WHERE m.namespace = ?"
+            " GROUP BY 1, 2",
+            [now, namespace],
+        )
+        for status, type_, count in rows:
+            by_status[status] += count
+            if status == "live":
+                live_by_type[type_] = count
+        # `is_latest IN (0, 1)` lets the index's third column bound the time range.
+        hours = await self.db.execute_fetchall(
+            "SELECT CAST((m.created_at - ?) / 3600 AS INTEGER), count(*) FROM memories m"
+            " WHERE m.namespace = ? AND m.is_latest IN (0, 1) AND m.created_at >= ? GROUP BY 1",
+            [since, namespace, since],
+        )
+        documents = await self.db.execute_fetchall(
+            "SELECT min(n, ?), count(*) FROM (SELECT (SELECT count(DISTINCT s.memory_id)"
+            " FROM memory_sources s JOIN memories m ON m.id = s.memory_id"
+            f" WHERE s.document_id = d.id AND {STATUS_WHERE['live']}) AS n"
+            " FROM documents d WHERE d.namespace = ?) GROUP BY 1",
+            [facts_cap, now, namespace],
+        )
+        return MemoryCensus(
+            by_status=by_status,
+            live_by_type=live_by_type,
+            per_hour={int(h): int(c) for h, c in hours},
+            per_document={int(n): int(c) for n, c in documents},
+        )
 
     async def memories_of_document(self, document_id: str) -> list[Memory]:
         rows = await self.db.execute_fetchall(

@@ -7,6 +7,8 @@ from typing import Any, Literal
 import msgspec
 
 MemoryType = Literal["fact", "preference", "episode"]
+# Every version of a memory has one: the latest alive, an older one replaced, or forgotten/expired.
+MemoryStatus = Literal["live", "superseded", "forgotten"]
 # `contradicts`: the newer of two memories about one thing that neither supersedes (both stay
 # latest until a person resolves the pair; see smemd/engine/review.py).
 RelationKind = Literal["updates", "extends", "derives", "contradicts"]
@@ -104,6 +106,17 @@ class Memory(Record):
         return self.forgotten_at is not None or (
             self.expires_at is not None and self.expires_at <= now
         )
+
+
+class MemoryCensus(Record):
+    """A namespace's memories counted in one pass each: every version by status (`live`,
+    `superseded`, `forgotten`), the live ones by type, those stored in each hour of a window,
+    and the documents by how many live memories cite them."""
+
+    by_status: dict[str, int]
+    live_by_type: dict[str, int]
+    per_hour: dict[int, int]  # hours since the window's start -> memories stored in it
+    per_document: dict[int, int]  # live memories citing a document (capped) -> documents
 
 
 class Relation(Record):
