@@ -168,3 +168,18 @@ def test_text_has_at_least_4_5_to_1_contrast_in_both_themes() -> None:
                 assert ratio >= 4.5, f"{theme}: --{text} on --{surface} is {ratio:.2f}:1"
         assert _contrast(colours["accent-text"], colours["accent"]) >= 4.5, theme
         assert _contrast(colours["focus"], colours["bg"]) >= 3, theme  # a focus ring: 3:1
+
+
+def test_each_views_styles_apply_inside_that_view_only() -> None:
+    """Every view's stylesheet is loaded on every page: its rules are scoped to the view's root
+    (`.view-<id>`), so two views may use the same class name without restyling each other."""
+    for sheet in (STATIC / "views").glob("*.css"):
+        css = re.sub(r"/\*.*?\*/", "", sheet.read_text(), flags=re.S)
+        css = re.sub(r"@keyframes[^{]*\{(?:[^{}]*\{[^}]*\})*\s*\}", "", css)
+        selectors = re.findall(r"([^{}@;]+)\{[^{}]*\}", css)
+        assert selectors, sheet
+        for group in selectors:
+            for selector in group.split(","):
+                assert selector.strip().startswith(f".view-{sheet.stem}"), (
+                    f"{sheet.name}: {selector}"
+                )

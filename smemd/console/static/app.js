@@ -130,7 +130,7 @@ function App() {
   return html`<div class="shell">
     <${Rail} views=${views} route=${{ view }} namespace=${namespace} names=${locked ? null : listed || []}
       onNamespace=${onNamespace} session=${caller} />
-    <main class="main" id="main"><${View} id=${view} props=${props} key=${view} /></main>
+    <main class="main" id="main"><div class=${`view view-${view}`}><${View} id=${view} props=${props} key=${view} /></div></main>
   </div>`;
 }
 

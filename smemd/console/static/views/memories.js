@@ -7,6 +7,7 @@ import { href, navigate } from "../route.js";
 import { Badge, ErrorNote, Pager, When, html, plural, useApi, useEffect, useState } from "../ui.js";
 
 const PAGE = 20;
+const SETTLE_MS = 60;
 const SEARCHED = 100; // text search ranks this many, then the filters narrow them, paged here
 const STATUSES = ["live", "superseded", "forgotten"];
 const TYPES = ["fact", "preference", "episode"];
@@ -22,8 +23,10 @@ export default function Memories({ ns, params, canWrite }) {
   const [doc, setDoc] = useState(params.document || "");
   const [page, setPage] = useState(1);
   const [changes, setChanges] = useState(0); // bumped by Update, Forget and Restore: reload
+  // Searched as typed, once the keys pause for a moment: results must be on screen within 150 ms
+  // of the last key, and a search of a local daemon costs a few milliseconds.
   useEffect(() => {
-    const timer = setTimeout(() => setQuery(text.trim()), 250);
+    const timer = setTimeout(() => setQuery(text.trim()), SETTLE_MS);
     return () => clearTimeout(timer);
   }, [text]);
   useEffect(() => setPage(1), [ns, query, status, type, doc]);
@@ -64,7 +67,7 @@ export default function Memories({ ns, params, canWrite }) {
     </form>
     ${query && status === "superseded" && html`<p class="notice">Text search looks at latest versions only: clear the search to browse superseded ones.</p>`}
     <div class="memories-layout">
-      <section aria-label="Memory list">
+      <section aria-label="Memory list" data-results-for=${data ? data.query : undefined}>
         <${ErrorNote} error=${results.error} />
         <${MemoryTable} rows=${rows} selected=${params.id} onOpen=${open} scored=${!!query} />
         ${data && rows.length === 0 && html`<p class="empty">No memories match.</p>`}
