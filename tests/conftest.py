@@ -40,6 +40,28 @@ def make_config(state_dir: Path, **settings: Any) -> Config:
     return load(Path(os.devnull), env={}, overrides=overrides)
 
 
+def config_with_tokens(state_dir: Path, api: str = "") -> Config:
+    """A test config read from a file, as smemd reads one: `make_config`'s paths and port 0, then
+    `api`: the `[api]` table's further keys and any `[[api.tokens]]` tables (see `token_table`)."""
+    toml = state_dir / "smemd.toml"
+    toml.write_text(
+        f'[paths]\nstate-dir = "{state_dir}"\nsocket = "{state_dir / "smemd.sock"}"\n'
+        f'[api]\nlisten = "127.0.0.1:0"\n{api}'
+    )
+    return load(toml, env={})
+
+
+def token_table(
+    name: str, secret: str, role: str = "write", namespaces: Sequence[str] = ("*",)
+) -> str:
+    """One `[[api.tokens]]` entry, for `config_with_tokens`."""
+    listed = ", ".join(f'"{n}"' for n in namespaces)
+    return (
+        f'[[api.tokens]]\nname = "{name}"\ntoken = "{secret}"\nrole = "{role}"\n'
+        f"namespaces = [{listed}]\n"
+    )
+
+
 class Running:
     """An in-process daemon with a client on each listener."""
 

@@ -11,9 +11,8 @@ from typing import Any
 
 import pytest
 
-from smemd.config import load
 from tests.browser import THEMES, chromium, seed
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens
 from tests.dreams import GRADED, HONEY, TEA, JudgeTables, dreamt, fake_pair, heuristic_store
 from tests.fakes.fleet import start_hosts
 from tests.fakes.llama_server import FakeLlamaServer
@@ -151,12 +150,7 @@ async def test_a_label_on_a_call_is_counted_by_calibration(
 async def test_an_admin_pauses_and_resumes_dreaming(
     short_dir: Path, start_daemon: StartDaemon
 ) -> None:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        f'[api]\nlisten = "127.0.0.1:0"\n{TOKENS}'
-    )
-    running = await start_daemon(load(toml, env={}))
+    running = await start_daemon(config_with_tokens(short_dir, TOKENS))
     async with chromium() as browser:
         tab = await browser.open(running.url("/#/activity"), token=ADMIN)
         page = tab.page

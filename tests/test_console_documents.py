@@ -8,9 +8,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from smemd.config import load
 from tests.browser import THEMES, chromium, seed
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.fakes.documents import ARTICLE_TITLE
 from tests.fakes.web_pages import PageServer
 from tests.test_api import call
@@ -223,14 +222,9 @@ async def test_deleting_a_document_asks_first_and_then_it_is_gone(
 async def test_a_read_token_sees_no_write_controls(
     start_daemon: StartDaemon, short_dir: Path
 ) -> None:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        '[api]\nlisten = "127.0.0.1:0"\n'
-        '[[api.tokens]]\nname = "reader"\ntoken = "reader-secret-0001"\nrole = "read"\n'
-        'namespaces = ["*"]\n'
+    running = await start_daemon(
+        config_with_tokens(short_dir, token_table("reader", "reader-secret-0001", "read"))
     )
-    running = await start_daemon(load(toml, env={}))
     status, ref = await api(running, "POST", "/ns/shelf/document", json={"content": "Lea reads."})
     assert status == 200, ref
     async with chromium() as browser:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from smemd.config import load
 from tests.browser import THEMES, chromium, seed
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.test_api import call
 
 NS = "http://smemd/ns/people"
@@ -123,13 +122,8 @@ async def test_update_grows_the_timeline_and_forget_and_restore_go_both_ways(
 async def test_a_read_token_sees_no_write_control(
     start_daemon: StartDaemon, short_dir: Path
 ) -> None:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        '[api]\nlisten = "127.0.0.1:0"\ntoken = "wr1te-for-tests"\n'
-        '[[api.tokens]]\nname = "reader"\ntoken = "r3ad-only"\nnamespaces = ["people"]\n'
-    )
-    running = await start_daemon(load(toml, env={}))
+    tokens = 'token = "wr1te-for-tests"\n' + token_table("reader", "r3ad-only", "read", ["people"])
+    running = await start_daemon(config_with_tokens(short_dir, tokens))
     await seed(running, documents=5)
     _, listed, _ = await call(
         running.unix, "POST", f"{NS}/list/memories", params={"limit": "1"}, json={}

@@ -19,7 +19,7 @@ from smemd.tomlwriter import dumps
 from tests.browser import THEMES, chromium
 from tests.conftest import Running, StartDaemon
 from tests.daemon_process import DaemonProcess
-from tests.fakes.fleet import start_hosts, started
+from tests.fakes.fleet import node_pair, start_two_lanes, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import ADMIN, call
 from tests.test_cards_daemon import _sampled, nodes_by_id, simulator, until, write_config
@@ -36,11 +36,7 @@ namespaces = ["*"]
 
 @pytest.fixture
 async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
-    servers = {
-        "node0": FakeLlamaServer(host="127.0.33.1"),
-        "node1": FakeLlamaServer(host="127.0.33.2"),
-    }
-    async with started(servers):
+    async with started(node_pair("127.0.33.1")) as servers:
         yield servers
 
 
@@ -48,15 +44,7 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
 async def running(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
-    return await start_hosts(
-        start_daemon,
-        short_dir,
-        [
-            ("node0", fakes["node0"], ["interactive"], "embed"),
-            ("node1", fakes["node1"], ["background"], "embed"),
-        ],
-        extra=TOKENS,
-    )
+    return await start_two_lanes(start_daemon, short_dir, fakes, extra=TOKENS)
 
 
 async def lanes(running: Running) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from tests.conftest import Running, StartDaemon
-from tests.fakes.fleet import start_hosts, started
+from tests.fakes.fleet import node_pair, start_hosts, start_two_lanes, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.test_api import call
 
@@ -23,11 +23,7 @@ NS = "http://smemd/ns/lanes"
 
 @pytest.fixture
 async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
-    servers = {
-        "node0": FakeLlamaServer(host="127.0.31.1"),
-        "node1": FakeLlamaServer(host="127.0.31.2"),
-    }
-    async with started(servers):
+    async with started(node_pair("127.0.31.1")) as servers:
         yield servers
 
 
@@ -35,14 +31,7 @@ async def fakes() -> AsyncIterator[dict[str, FakeLlamaServer]]:
 async def running(
     short_dir: Path, start_daemon: StartDaemon, fakes: dict[str, FakeLlamaServer]
 ) -> Running:
-    return await start_hosts(
-        start_daemon,
-        short_dir,
-        [
-            ("node0", fakes["node0"], ["interactive"], "embed"),
-            ("node1", fakes["node1"], ["background"], "embed"),
-        ],
-    )
+    return await start_two_lanes(start_daemon, short_dir, fakes)
 
 
 async def settle(running: Running) -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from smemd.api.activity import Activity, Seen
-from smemd.config import load
 from smemd.protocol.recent import RECENT_KEPT
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.test_api import assert_error, call
 
 V1 = "http://smemd/v1"
@@ -66,14 +65,10 @@ async def test_the_limit_is_bounded(running: Running) -> None:
 async def test_a_token_limited_to_some_namespaces_is_refused(
     start_daemon: StartDaemon, short_dir: Path
 ) -> None:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        '[api]\nlisten = "127.0.0.1:0"\n'
-        '[[api.tokens]]\nname = "scoped"\ntoken = "scoped-secret-001"\nnamespaces = ["mine"]\n'
-        '[[api.tokens]]\nname = "reader"\ntoken = "reader-secret-001"\nnamespaces = ["*"]\n'
+    tokens = token_table("scoped", "scoped-secret-001", "read", ["mine"]) + token_table(
+        "reader", "reader-secret-001", "read"
     )
-    running = await start_daemon(load(toml, env={}))
+    running = await start_daemon(config_with_tokens(short_dir, tokens))
     for secret, expected in (("scoped-secret-001", 403), ("reader-secret-001", 200)):
         status, body, _ = await call(
             running.tcp, "GET", running.url("/v1/requests"),

@@ -14,9 +14,8 @@ from typing import Any
 import pytest
 
 from smemctl.cli import main as smemctl
-from smemd.config import load
 from smemd.store.contradictions import pair_subject
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.test_api import assert_error, call
 
 NS = "people"
@@ -232,16 +231,12 @@ async def test_bad_input_is_a_clear_4xx(running: Running) -> None:
 
 @pytest.fixture
 async def scoped(start_daemon: StartDaemon, short_dir: Path) -> Running:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        '[api]\nlisten = "127.0.0.1:0"\ntoken = "unscoped-secret-01"\n'
-        '[[api.tokens]]\nname = "a"\ntoken = "only-a-secret-0001"\nrole = "write"\n'
-        'namespaces = ["a"]\n'
-        '[[api.tokens]]\nname = "a-reader"\ntoken = "a-reader-secret-01"\nrole = "read"\n'
-        'namespaces = ["a"]\n'
+    tokens = (
+        'token = "unscoped-secret-01"\n'
+        + token_table("a", "only-a-secret-0001", "write", ["a"])
+        + token_table("a-reader", "a-reader-secret-01", "read", ["a"])
     )
-    return await start_daemon(load(toml, env={}))
+    return await start_daemon(config_with_tokens(short_dir, tokens))
 
 
 async def test_a_token_sees_and_resolves_only_its_namespaces(scoped: Running) -> None:

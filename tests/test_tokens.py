@@ -17,7 +17,7 @@ from smemd.api.app import ROUTES
 from smemd.api.route import Route, allows
 from smemd.config import load
 from smemd.store.scope import Scope
-from tests.conftest import Running, StartDaemon
+from tests.conftest import Running, StartDaemon, config_with_tokens
 from tests.test_api import call
 
 MINE, THEIRS = "mine", "theirs"
@@ -42,12 +42,9 @@ def tokens_toml(extra: str = "") -> str:
 
 @pytest.fixture
 async def guarded(start_daemon: StartDaemon, short_dir: Path) -> Running:
-    toml = short_dir / "smemd.toml"
-    toml.write_text(
-        f'[paths]\nstate-dir = "{short_dir}"\nsocket = "{short_dir / "smemd.sock"}"\n'
-        f'[api]\nlisten = "127.0.0.1:0"\ntoken = "unscoped-secret-01"\n' + tokens_toml()
+    running = await start_daemon(
+        config_with_tokens(short_dir, 'token = "unscoped-secret-01"\n' + tokens_toml())
     )
-    running = await start_daemon(load(toml, env={}))
     for namespace in (MINE, THEIRS, "team-a", "other"):
         status, body, _ = await call(
             running.unix, "POST", f"http://smemd/ns/{namespace}/document",

@@ -4,7 +4,7 @@ those nodes themselves, always in batches of ids and within the one namespace.""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 import aiosqlite
 
@@ -33,6 +33,27 @@ class Link(Record):
     source: str
     target: str
     kind: LinkKind
+
+
+class _LinkTable(NamedTuple):
+    select: str  # (from, to, kind) rows of one namespace (its `?` first)
+    near: str  # the column looked up by id first
+    far: str  # the other end
+    order: str
+
+
+_TABLES = (
+    _LinkTable(
+        "SELECT DISTINCT s.document_id, s.memory_id, 'source' FROM memory_sources s"
+        " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
+        near="s.memory_id", far="s.document_id", order="m.seq",
+    ),
+    _LinkTable(
+        "SELECT r.from_id, r.to_id, r.kind FROM relations r"
+        " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?",
+        near="r.from_id", far="r.to_id", order="r.created_at",
+    ),
+)  # fmt: skip
 
 
 def batches(ids: Sequence[str]) -> Iterator[list[str]]:
@@ -65,57 +86,34 @@ class GraphReads:
         """Links with an end among `ids` (documents or memories), sources before relations, and
         whether `cap` cut any: each statement reads at most `cap` rows, so a document with
         thousands of memories costs no more than the graph can show."""
-        sources: list[Link] = []
-        relations: list[Link] = []
+        found: list[Link] = []
         cut = False
-        for batch in batches(ids):
-            marks = _marks(batch)
-            rows = list(
-                await self.db.execute_fetchall(
-                    "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
-                    " JOIN memories m ON m.id = s.memory_id"
-                    f" WHERE m.namespace = ? AND (s.memory_id IN ({marks}) OR s.document_id IN ({marks}))"
-                    " ORDER BY m.seq LIMIT ?",
-                    [namespace, *batch, *batch, cap + 1],
+        for table in _TABLES:
+            for batch in batches(ids):
+                marks = _marks(batch)
+                rows = list(
+                    await self.db.execute_fetchall(
+                        f"{table.select} AND ({table.near} IN ({marks}) OR {table.far} IN ({marks}))"
+                        f" ORDER BY {table.order} LIMIT ?",
+                        [namespace, *batch, *batch, cap + 1],
+                    )
                 )
-            )
-            sources += [Link(source=r[0], target=r[1], kind="source") for r in rows[:cap]]
-            cut = cut or len(rows) > cap
-            rows = list(
-                await self.db.execute_fetchall(
-                    "SELECT r.from_id, r.to_id, r.kind FROM relations r"
-                    " JOIN memories m ON m.id = r.from_id"
-                    f" WHERE m.namespace = ? AND (r.from_id IN ({marks}) OR r.to_id IN ({marks}))"
-                    " ORDER BY r.created_at LIMIT ?",
-                    [namespace, *batch, *batch, cap + 1],
-                )
-            )
-            relations += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows[:cap]]
-            cut = cut or len(rows) > cap
-        return _distinct(sources + relations), cut
+                found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows[:cap]]
+                cut = cut or len(rows) > cap
+        return _distinct(found), cut
 
     async def links_among(self, namespace: str, ids: Sequence[str]) -> list[Link]:
         """The links with both ends among `ids` (a few hundred at most: the graph's nodes)."""
         found: list[Link] = []
         every = _marks(ids)
-        for batch in batches(ids):
-            marks = _marks(batch)
-            rows = await self.db.execute_fetchall(
-                "SELECT DISTINCT s.document_id, s.memory_id FROM memory_sources s"
-                " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?"
-                f" AND s.memory_id IN ({marks}) AND s.document_id IN ({every}) ORDER BY m.seq",
-                [namespace, *batch, *ids],
-            )
-            found += [Link(source=r[0], target=r[1], kind="source") for r in rows]
-        for batch in batches(ids):
-            marks = _marks(batch)
-            rows = await self.db.execute_fetchall(
-                "SELECT r.from_id, r.to_id, r.kind FROM relations r"
-                " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?"
-                f" AND r.from_id IN ({marks}) AND r.to_id IN ({every}) ORDER BY r.created_at",
-                [namespace, *batch, *ids],
-            )
-            found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
+        for table in _TABLES:
+            for batch in batches(ids):
+                rows = await self.db.execute_fetchall(
+                    f"{table.select} AND {table.near} IN ({_marks(batch)})"
+                    f" AND {table.far} IN ({every}) ORDER BY {table.order}",
+                    [namespace, *batch, *ids],
+                )
+                found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
         return found
 
     async def memories_in(self, namespace: str, ids: Sequence[str]) -> list[Memory]:

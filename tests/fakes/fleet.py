@@ -62,3 +62,24 @@ async def start_hosts(
     toml = state_dir / name
     toml.write_text(hosts_config(state_dir, nodes, extra))
     return await start_daemon(load(toml, env={}))
+
+
+def node_pair(first_host: str) -> dict[str, FakeLlamaServer]:
+    """Two fake embedders on consecutive loopback addresses from `first_host` (127.0.x.y)."""
+    prefix, _, last = first_host.rpartition(".")
+    return {f"node{k}": FakeLlamaServer(host=f"{prefix}.{int(last) + k}") for k in range(2)}
+
+
+async def start_two_lanes(
+    start_daemon: StartDaemon, state_dir: Path, pair: dict[str, FakeLlamaServer], extra: str = ""
+) -> Running:
+    """The daemon on `node_pair`'s fakes: node0 serves the interactive lane, node1 the background."""
+    return await start_hosts(
+        start_daemon,
+        state_dir,
+        [
+            ("node0", pair["node0"], ["interactive"], "embed"),
+            ("node1", pair["node1"], ["background"], "embed"),
+        ],
+        extra=extra,
+    )
