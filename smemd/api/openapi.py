@@ -56,6 +56,8 @@ def document(routes: Iterable[Route]) -> dict[str, Any]:
             "responses": _responses(route),
             "security": [] if route.public else [{"bearer": []}],
         }
+        if route.deprecated:
+            operation["deprecated"] = True
         body = _request_body(route, components)
         if body is not None:
             operation["requestBody"] = body

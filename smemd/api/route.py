@@ -43,6 +43,7 @@ class Route:
     public: bool = False  # answers without a token (health)
     description: str = ""  # more than the summary, when there is more to say
     page: bool = False  # the console's page or asset, not an API route: left out of OpenAPI
+    deprecated: bool = False  # a legacy (v3/v4) route, kept for older clients
 
     def register(self, router: web.UrlDispatcher) -> list[web.AbstractRoute]:
         """Add the route (and HEAD beside a GET, for load balancers); the routes aiohttp made."""
