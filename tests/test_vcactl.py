@@ -209,7 +209,8 @@ async def test_node_without_agent_stays_booting_while_its_os_comes_up(tmp_path: 
     for cpu in (0, 1):
         await vcactl.blockio_open(0, cpu, image(tmp_path, f"node0{cpu}.img", 64))
         await vcactl.boot(0, cpu)
-    assert not sim.os_is_up(state, 0, 0)
+        if cpu == 0:  # checked at once: on a loaded machine the next node's calls take a while
+            assert not sim.os_is_up(state, 0, 0)
     await asyncio.sleep(sim.Timings().boot + sim.Timings().net + 0.1)
     assert [s.state for s in await vcactl.status(0)][:2] == ["booting", "booting"]
     assert sim.os_is_up(state, 0, 0)  # what a fake node runner starts its servers on
