@@ -185,6 +185,7 @@ async def test_an_empty_model_answer_fails_the_job_and_stores_nothing(running: R
 
 async def test_the_namespace_supporting_context_guides_extraction(running: Running) -> None:
     guide = "Track where people live and what they cancel."
+    await ingest(running, "Sam lives in Lyon.")  # a namespace is made by its first write
     status, _, _ = await call(running.unix, "PATCH", NS, json={"supportingContext": guide})
     assert status == 200
     EXTRACTION_PROMPTS.clear()

@@ -6,15 +6,18 @@ from aiohttp import web
 
 from smemd.api import (
     answers,
+    buckets,
     calibration,
     documents,
     files,
     graph,
+    hosted_only,
     lanes,
     memories,
     namespaces,
     nodes,
     openapi,
+    organization,
     overview,
     recall,
     recent,
@@ -42,6 +45,9 @@ ROUTES: list[Route] = [
     *calibration.ROUTES,
     *recent.ROUTES,
     *overview.ROUTES,
+    *buckets.ROUTES,
+    *organization.ROUTES,
+    *hosted_only.ROUTES,
 ]
 
 

@@ -21,7 +21,7 @@ from smemd.engine.ingest.documents import DocumentChange, NewDocument, TaskType
 from smemd.engine.ingest.fetching import CONVERT_TIMEOUT_S
 from smemd.errors import BadRequest, SmemError
 from smemd.fetch.convert import Unconvertible, convert_isolated, kind_of
-from smemd.protocol.memory import DocumentRef, FileForm, Metadata
+from smemd.protocol.memory import DocumentRef, FileForm, FilePatchForm, Metadata
 from smemd.store import deadline
 
 FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(FileForm))
@@ -79,25 +79,27 @@ async def _content(file: Part) -> Content:
 
 
 async def upload(request: web.Request) -> web.Response:
-    """POST /document/file (new) and /document/file/{id} (replace the content of {id})."""
+    """POST /document/file (new) and /document/file/{id} (replace the content of {id}); PATCH
+    /document/file/{id} changes what its fields say, and the content only if a file is sent."""
     ns = params.namespace(request)
     form = await read_form(request, FIELDS, request.app[STATE].max_body_bytes)
     file = form.get("file")
-    if file is None:
+    if file is None and request.method != "PATCH":
         raise BadRequest("invalid form", "$.file: required")
     metadata = {**_json_metadata(form.get("metadata")), **_json_metadata(form.get("group"))}
-    if file.filename:
+    if file is not None and file.filename:
         metadata.setdefault("filename", file.filename)
     engine = params.engine(request)
     task_type: TaskType = "memory"
     if "taskType" in form and form["taskType"].text() == "superrag":
         task_type = "superrag"
     date = params.timestamp(form["date"].text(), "$.date") if "date" in form else None
-    content = await _content(file)
+    content = await _content(file) if file is not None else None
     ref = request.match_info.get("id")
     # Converting is not store work: the store gets the request's whole budget after it.
     with deadline.within(request.app[STATE].config.api.request_timeout_s):
         if ref is None:
+            assert content is not None
             new = NewDocument(
                 content=content.text, metadata=metadata, date=date, task_type=task_type,
                 type=content.type, title=content.title,
@@ -105,8 +107,9 @@ async def upload(request: web.Request) -> web.Response:
             doc = await engine.documents.add(ns, new)
         else:
             change = DocumentChange(
-                content=content.text, metadata=metadata or None, date=date, task_type=task_type,
-                type=content.type, title=content.title,
+                content=content.text if content else None, metadata=metadata or None, date=date,
+                task_type=task_type if content or "taskType" in form else None,
+                type=content.type if content else None, title=content.title if content else None,
             )  # fmt: skip
             doc = await engine.documents.update(ns, ref, change)
     return reply(render.document_ref(doc))
@@ -122,5 +125,10 @@ ROUTES = [
         method="POST", path="/ns/{ns}/document/file/{id}", handler=upload, role="write",
         namespace_from="path", form=FileForm, reply=DocumentRef,
         summary="Replace a document's content with an uploaded file",
+    ),
+    Route(
+        method="PATCH", path="/ns/{ns}/document/file/{id}", handler=upload, role="write",
+        namespace_from="path", form=FilePatchForm, reply=DocumentRef,
+        summary="Change a document's fields from a form; a file, when sent, replaces its content",
     ),
 ]  # fmt: skip

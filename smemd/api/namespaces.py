@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from aiohttp import web
 
+from smemd import log
 from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
-from smemd.engine.ids import now
+from smemd.engine.ids import new_id, now
 from smemd.errors import NotFound
 from smemd.protocol.memory import (
     Jobs,
@@ -18,6 +19,7 @@ from smemd.protocol.memory import (
     System,
     UpdateNamespace,
 )
+from smemd.protocol.namespaces import DeleteNamespaceQuery, NamespaceDeleted
 from smemd.store.records import Namespace
 
 
@@ -57,12 +59,36 @@ async def update(request: web.Request) -> web.Response:
     body = await decode(request, UpdateNamespace)
     engine = params.engine(request)
     async with engine.store.write() as writer:
-        await writer.ensure_namespace(name, now())
+        if await writer.namespace(name) is None:
+            raise NotFound(
+                "namespace not found", f"no namespace {name!r}; its first write makes it"
+            )
         if body.supporting_context is not None:
             await writer.set_supporting_context(name, body.supporting_context, now())
     ns = await engine.namespace(name)
     assert ns is not None
     return reply(_details(ns))
+
+
+async def delete(request: web.Request) -> web.Response:
+    name = params.namespace(request)
+    query = params.query(request, DeleteNamespaceQuery)
+    changes = params.engine(request).namespace_changes
+    if query.move_to is None:
+        removed = await changes.remove(name)
+        return reply(
+            NamespaceDeleted(
+                status="deleted", namespace=name, deleted_documents_count=removed.documents,
+                deleted_memories_count=removed.memories,
+            )
+        )  # fmt: skip
+    target = params.namespace_in_scope(request, query.move_to, "?moveTo")
+    moved = await changes.move(name, target)
+    log.api.info("namespace %s moved into %s: %d documents, %d memories", name, target,
+             moved.documents, moved.memories)  # fmt: skip
+    return reply(
+        NamespaceDeleted(status="queued", operation_id=new_id("op"), namespace=name, move_to=target)
+    )
 
 
 async def jobs(request: web.Request) -> web.Response:
@@ -91,7 +117,17 @@ ROUTES = [
     Route(
         method="PATCH", path="/ns/{ns}", handler=update, role="write", namespace_from="path",
         body=UpdateNamespace, reply=NamespaceDetails,
-        summary="Set a namespace's supporting context (making the namespace if need be)",
+        summary="Set a namespace's supporting context; 404 when it does not exist",
+    ),
+    Route(
+        method="DELETE", path="/ns/{ns}", handler=delete, role="write", namespace_from="path",
+        query=DeleteNamespaceQuery, reply=NamespaceDeleted,
+        summary="Delete a namespace and everything in it, or move everything into `moveTo`",
+        description="One transaction: documents, chunks, memories and their versions, relations,"
+        " judgements, labels, jobs and buckets go (or move) together, and a crash part-way leaves"
+        " all or nothing. A move answers `status: queued` as the SDK expects, but is done when"
+        " the reply is sent; documents still being ingested are queued again in the target."
+        " 404 for an unknown namespace, 409 when a caller id is used in both.",
     ),
     Route(
         method="GET", path="/v1/jobs", handler=jobs, namespace_from="listing", query=JobsQuery,

@@ -24,6 +24,7 @@ from smemd.protocol.memory import (
     SearchResponse,
     SearchResult,
 )
+from smemd.protocol.namespaces import MemoryCount, MemoryCounts, MemoryCountsRequest
 from smemd.store.records import Memory
 
 RELATED_LIMIT = 5
@@ -74,15 +75,16 @@ async def profile(request: web.Request) -> web.Response:
     def facts(memories: list[Memory]) -> list[Fact]:
         return [Fact(id=m.id, memory=m.text) for m in memories]
 
-    return reply(
-        ProfileResponse(
-            profile=ProfileBody(
-                static=facts(built.static),
-                dynamic=facts(built.dynamic),
-                buckets={name: facts(found) for name, found in built.buckets.items()},
-            )
-        )
+    body_out = ProfileBody(
+        static=facts(built.static),
+        dynamic=facts(built.dynamic),
+        buckets={name: facts(found) for name, found in built.buckets.items()},
     )
+    if render.prefers_markdown(request.headers.get("Accept", "")):
+        return web.Response(
+            text=render.profile_markdown(ns, body_out), content_type="text/markdown"
+        )
+    return reply(ProfileResponse(profile=body_out))
 
 
 async def list_items(request: web.Request) -> web.Response:
@@ -126,6 +128,21 @@ async def list_items(request: web.Request) -> web.Response:
     return reply(out)
 
 
+async def memory_counts(request: web.Request) -> web.Response:
+    """How many memories each of the documents named (by smem's id or the caller's) gave; ids
+    of no document in the namespace are left out."""
+    ns = params.namespace(request)
+    body = await decode(request, MemoryCountsRequest)
+    async with params.engine(request).store.read() as reader:
+        found = {ref: doc.id for ref in body.ids if (doc := await reader.document(ns, ref))}
+    counts = await _memory_counts(request, list(found.values()))
+    return reply(
+        MemoryCounts(
+            counts=[MemoryCount(id=ref, memory_count=counts[d]) for ref, d in found.items()]
+        )
+    )
+
+
 async def _memory_counts(request: web.Request, document_ids: list[str]) -> dict[str, int]:
     engine = params.engine(request)
     async with engine.store.read() as reader:
@@ -142,10 +159,16 @@ ROUTES = [
         method="POST", path="/ns/{ns}/profile", handler=profile, namespace_from="path",
         body=Profile, body_optional=True, reply=ProfileResponse,
         summary="Who the memories say the user is (static) and what is going on now (dynamic)",
+        description="JSON; markdown (`text/markdown`) when the Accept header prefers it.",
     ),
     Route(
         method="POST", path="/ns/{ns}/list/{type:documents|chunks|memories}", handler=list_items,
         namespace_from="path", body=ListBody, body_optional=True, query=ListQuery,
         reply=ListResponse, summary="A page of documents, chunks or memories, with a filter",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/list/documents/memory-counts", handler=memory_counts,
+        namespace_from="path", body=MemoryCountsRequest, reply=MemoryCounts,
+        summary="How many memories each of the named documents gave",
     ),
 ]  # fmt: skip

@@ -14,6 +14,7 @@ from smemd.protocol.memory import (
     MemoryOut,
     NamespaceOut,
     Pagination,
+    ProfileBody,
     RelatedMemory,
     RelatedSet,
     SearchResult,
@@ -144,3 +145,32 @@ def job(j: Job) -> JobOut:
         attempts=j.attempts, created_at=iso(j.created_at) or "", updated_at=iso(j.updated_at) or "",
         error=j.error,
     )  # fmt: skip
+
+
+def prefers_markdown(accept: str) -> bool:
+    """Whether an Accept header ranks `text/markdown` first (by q, then by order)."""
+    ranked: list[tuple[float, int, str]] = []
+    for n, part in enumerate(accept.split(",")):
+        media, *options = (p.strip() for p in part.split(";"))
+        q = 1.0
+        for option in options:
+            name, _, value = option.partition("=")
+            if name.strip() == "q":
+                try:
+                    q = float(value)
+                except ValueError:
+                    q = 0.0
+        if media:
+            ranked.append((-q, n, media.lower()))
+    return bool(ranked) and min(ranked)[2] == "text/markdown" and min(ranked)[0] < 0
+
+
+def profile_markdown(namespace: str, profile: ProfileBody) -> str:
+    """The profile as a short markdown document, for a prompt or a person."""
+    sections = [("Static", profile.static), ("Dynamic", profile.dynamic)]
+    sections += [(f"Bucket: {name}", facts) for name, facts in profile.buckets.items()]
+    lines = [f"# Profile of {namespace}"]
+    for title, facts in sections:
+        lines += ["", f"## {title}", ""]
+        lines += [f"- {fact.memory}" for fact in facts] or ["_nothing yet_"]
+    return "\n".join(lines) + "\n"

@@ -16,6 +16,7 @@ from smemd.engine.judgement.calibration import DEFAULT_THRESHOLDS, Calibration
 from smemd.engine.judgement.labels import Labels
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.memories import Memories
+from smemd.engine.namespaces import NamespaceChanges
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
@@ -77,6 +78,7 @@ class Engine:
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.memories.hide)
+        self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def start(self) -> None:

@@ -161,11 +161,10 @@ class UpdateNamespace(Request):
     supporting_context: SupportingContext | None = None
 
 
-class FileForm(Request):
-    """The fields of a multipart upload (`POST /ns/{ns}/document/file`): the file, and text
-    fields that say what `AddDocument` would (`metadata` and `group` as JSON)."""
+class FileFields(Request):
+    """The text fields of a multipart upload: what `AddDocument` says (`metadata` and `group` as
+    JSON)."""
 
-    file: bytes
     metadata: str | None = None
     group: str | None = None
     date: str | None = None
@@ -174,6 +173,18 @@ class FileForm(Request):
     dreaming: str | None = None
     file_type: str | None = None
     mime_type: str | None = None
+
+
+class FileForm(FileFields, kw_only=True):
+    """`POST /ns/{ns}/document/file[/{id}]`: the file, and its text fields."""
+
+    file: bytes
+
+
+class FilePatchForm(FileFields):
+    """`PATCH /ns/{ns}/document/file/{id}`: the text fields, and a file only to replace the content."""
+
+    file: bytes | None = None
 
 
 # --- query parameters -------------------------------------------------------------------------

@@ -15,17 +15,20 @@ from smemd.store.documents import DocumentReads, DocumentWrites
 from smemd.store.graph import GraphReads
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
+from smemd.store.namespaces import NamespaceReads, NamespaceWrites
 
 # The scan turn of reads across namespaces: no namespace can be named so.
 EVERY_NAMESPACE = "*"
 
 
-class Reader(DocumentReads, MemoryReads, JudgementReads, ContradictionReads, GraphReads):
+class Reader(
+    DocumentReads, MemoryReads, JudgementReads, ContradictionReads, GraphReads, NamespaceReads
+):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
 
 
-class Writer(DocumentWrites, MemoryWrites, JudgementWrites, Reader):
+class Writer(DocumentWrites, MemoryWrites, JudgementWrites, NamespaceWrites, Reader):
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
 

@@ -316,12 +316,31 @@ async def m0005_contradictions(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0006_profile_buckets(db: aiosqlite.Connection) -> None:
+    """A namespace's own profile buckets (name and description), beside the built-in ones."""
+    await execute_script(
+        db,
+        """
+        CREATE TABLE profile_buckets (
+            namespace TEXT NOT NULL,
+            name TEXT NOT NULL,
+            description TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (namespace, name)
+        );
+        CREATE INDEX judgements_namespace ON judgements(namespace);
+        CREATE INDEX jobs_namespace ON jobs(namespace);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
     ("0003_judgements", m0003_judgements),
     ("0004_valid_time", m0004_valid_time),
     ("0005_contradictions", m0005_contradictions),
+    ("0006_profile_buckets", m0006_profile_buckets),
 ]
 
 

@@ -1,0 +1,99 @@
+"""A namespace as a whole: removing it or moving its contents into another, its profile buckets,
+and the organisation's context that every namespace shares.
+
+Removal and move are one store transaction each, so a crash part-way leaves all or nothing. The
+namespace's loaded indexes are dropped after the commit; the next search reloads them. A move
+re-queues the documents still being ingested under their new namespace (the job in flight sees
+its document revised and drops its work).
+"""
+
+from __future__ import annotations
+
+from smemd.engine.ids import new_id, now
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest.worker import Worker
+from smemd.errors import BadRequest, Conflict, NotFound
+from smemd.store.api import Store
+from smemd.store.namespaces import Removed
+
+# The buckets every namespace has: the organisation's, which a namespace cannot change.
+BUILT_IN_BUCKETS = {"preferences": "What the subject likes, dislikes and habitually chooses"}
+
+
+class NamespaceChanges:
+    def __init__(self, store: Store, indexes: Indexes, worker: Worker) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.worker = worker
+
+    async def remove(self, name: str) -> Removed:
+        async with self.store.write() as writer:
+            if await writer.namespace(name) is None:
+                raise NotFound("namespace not found", f"no namespace {name!r}")
+            removed = await writer.remove_namespace(name)
+        self.indexes.forget(name)
+        return removed
+
+    async def move(self, source: str, target: str) -> Removed:
+        """Everything of `source` into `target` (made if need be), then `source` is gone."""
+        if source == target:
+            raise BadRequest("invalid moveTo", "$.moveTo: the namespace itself")
+        t = now()
+        async with self.store.write() as writer:
+            if await writer.namespace(source) is None:
+                raise NotFound("namespace not found", f"no namespace {source!r}")
+            clashes = await writer.clashing_caller_ids(source, target)
+            if clashes:
+                raise Conflict(
+                    "caller ids in both namespaces",
+                    f"{target!r} already has documents with the ids {clashes}; delete or"
+                    " rename them first",
+                )
+            await writer.ensure_namespace(target, t)
+            requeued = await writer.open_job_documents(source)
+            moved = await writer.move_namespace(source, target)
+            for doc in requeued:
+                await writer.cancel_open_jobs(doc.id, t)
+                await writer.revise_document(doc, revision=doc.revision + 1, status="queued")
+                await writer.insert_job(new_id("job"), target, doc.id, doc.revision + 1, t)
+        self.indexes.forget(source)
+        self.indexes.forget(target)
+        if requeued:
+            self.worker.wake()
+        return moved
+
+    async def buckets(self, name: str) -> dict[str, str]:
+        """The effective buckets: the built-in ones, then the namespace's own."""
+        async with self.store.read() as reader:
+            return BUILT_IN_BUCKETS | await reader.buckets(name)
+
+    async def put_buckets(self, name: str, buckets: dict[str, str]) -> dict[str, str]:
+        _refuse_built_in(buckets)
+        async with self.store.write() as writer:
+            await writer.ensure_namespace(name, now())
+            await writer.put_buckets(name, buckets, now())
+        return await self.buckets(name)
+
+    async def delete_buckets(self, name: str, names: list[str]) -> dict[str, str]:
+        """Unknown names are ignored; a built-in bucket cannot go (409)."""
+        _refuse_built_in(names)
+        async with self.store.write() as writer:
+            await writer.delete_buckets(name, names)
+        return await self.buckets(name)
+
+    async def organisation(self) -> tuple[str | None, int]:
+        async with self.store.read() as reader:
+            return await reader.organisation_context(), await reader.namespace_count()
+
+    async def set_organisation_context(self, text: str) -> None:
+        async with self.store.write() as writer:
+            await writer.set_organisation_context(text)
+
+
+def _refuse_built_in(names: object) -> None:
+    built_in = sorted(set(BUILT_IN_BUCKETS) & set(names))  # type: ignore[call-overload]
+    if built_in:
+        raise Conflict(
+            "built-in bucket",
+            f"{built_in} belong to the organisation; a namespace cannot change them",
+        )
