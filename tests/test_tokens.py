@@ -57,6 +57,10 @@ async def guarded(start_daemon: StartDaemon, short_dir: Path) -> Running:
     return running
 
 
+# The body fields that name a namespace: v5's, and the legacy routes' container tag.
+NAMESPACE_FIELDS = {"namespace", "container_tag"}
+
+
 def example(type_: Any) -> Any:
     """The smallest value msgspec accepts for a type: required fields only, a namespace MINE."""
     return msgspec.to_builtins(_value(msgspec.inspect.type_info(type_), "x"))
@@ -64,10 +68,10 @@ def example(type_: Any) -> Any:
 
 def _value(info: msgspec.inspect.Type, name: str) -> Any:
     if isinstance(info, msgspec.inspect.StructType):
-        wanted = [f for f in info.fields if f.required or f.name == "namespace"]
+        wanted = [f for f in info.fields if f.required or f.name in NAMESPACE_FIELDS]
         return {f.encode_name: _value(f.type, f.name) for f in wanted}
     if isinstance(info, msgspec.inspect.StrType):
-        return MINE if name == "namespace" else "x" * max(1, info.min_length or 1)
+        return MINE if name in NAMESPACE_FIELDS else "x" * max(1, info.min_length or 1)
     if isinstance(info, msgspec.inspect.IntType):
         return info.ge if info.ge is not None else 1
     if isinstance(info, msgspec.inspect.FloatType):

@@ -24,6 +24,7 @@ from smemd.api import (
     review,
     status,
 )
+from smemd.api.legacy import v4_memories, v4_profile, v4_search
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
@@ -48,6 +49,9 @@ ROUTES: list[Route] = [
     *buckets.ROUTES,
     *organization.ROUTES,
     *hosted_only.ROUTES,
+    *v4_search.ROUTES,
+    *v4_profile.ROUTES,
+    *v4_memories.ROUTES,
 ]
 
 

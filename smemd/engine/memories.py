@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import msgspec
 
@@ -39,6 +40,7 @@ class Forgotten(msgspec.Struct):
     count: int
     errors: list[tuple[str, str]]
     matches: list[Memory]
+    scores: dict[str, float] = msgspec.field(default_factory=dict)  # by id, when a query chose
 
 
 class Memories:
@@ -54,6 +56,18 @@ class Memories:
         if memory is None:
             raise _not_found(namespace, memory_id)
         return memory
+
+    async def by_text(self, namespace: str, text: str) -> Memory:
+        """The newest latest version whose text is exactly `text`, preferring one not forgotten."""
+        async with self.store.scan(namespace) as reader:
+            found, _ = await reader.memories(
+                namespace, where="m.is_latest = 1 AND m.text = ?", params=[text],
+                order="(m.forgotten_at IS NOT NULL) ASC, m.created_at DESC, m.seq DESC",
+                limit=1, offset=0,
+            )  # fmt: skip
+        if not found:
+            raise NotFound("memory not found", f"no memory with that text in {namespace!r}")
+        return found[0]
 
     async def history(self, namespace: str, memory_id: str) -> list[Memory]:
         """Every version of the memory's chain, oldest first."""
@@ -134,18 +148,22 @@ class Memories:
         return result
 
     async def forget_matching(
-        self, namespace: str, query: str, *, dry_run: bool, threshold: float = 0.5, limit: int = 20
-    ) -> Forgotten:
+        self, namespace: str, query: str, *, dry_run: bool, threshold: float = 0.5, limit: int = 20,
+        reason: str | None = None,
+    ) -> Forgotten:  # fmt: skip
         """Forget what a natural-language query selects; a dry run only shows the selection."""
         hits = await self.recall.search(
             namespace, Query(text=query, mode="memories", limit=limit, threshold=threshold)
         )
         selected = [h.memory for h in hits if h.memory is not None]
+        scores = {h.memory.id: h.similarity for h in hits if h.memory is not None}
         if dry_run:
-            return Forgotten(count=0, errors=[], matches=selected)
-        return await self.forget(
-            namespace, [m.id for m in selected], reason=f"forgotten by query: {query}"
+            return Forgotten(count=0, errors=[], matches=selected, scores=scores)
+        forgotten = await self.forget(
+            namespace, [m.id for m in selected], reason=reason or f"forgotten by query: {query}"
         )
+        forgotten.scores = scores
+        return forgotten
 
     async def restore(self, namespace: str, memory_id: str) -> Memory:
         async with self.store.write() as writer:
@@ -160,9 +178,10 @@ class Memories:
 
     async def change(
         self, namespace: str, memory_id: str, *, text: str | None = None,
-        expires_at: float | None = None,
+        expires_at: float | None = None, metadata: dict[str, Any] | None = None,
     ) -> Memory:  # fmt: skip
-        """New text (a new version of the latest only, else 409), an expiry, or both: one commit."""
+        """New text (a new version of the latest only, else 409), an expiry, or both: one commit.
+        The new version keeps the old one's metadata unless `metadata` replaces it."""
         if text is None:
             return await self._expire(namespace, memory_id, expires_at)
         vector = (await self.embedder.embed([text], kind="document"))[0]
@@ -181,7 +200,8 @@ class Memories:
                     id=new_id("mem"), namespace=namespace, text=text, type=old.type,
                     root_id=old.root_id, document_id=old.document_id, chunk_id=old.chunk_id,
                     event_at=old.event_at, expires_at=expires_at, is_static=old.is_static,
-                    metadata=old.metadata, entities=old.entities,
+                    metadata=old.metadata if metadata is None else metadata,
+                    entities=old.entities,
                     # A correction holds from now, and never before what it corrects.
                     valid_from=max(t, old.valid_from),
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again
@@ -208,6 +228,17 @@ class Memories:
                 memory = await writer.memory(namespace, memory_id)
         assert memory is not None
         return memory
+
+    async def mark(
+        self, namespace: str, marks: dict[str, tuple[bool, dict[str, Any]]]
+    ) -> list[Memory]:
+        """Set `is_static` and metadata of memories by id (one commit); the memories after."""
+        async with self.store.write() as writer:
+            for memory_id, (is_static, metadata) in marks.items():
+                if await writer.memory(namespace, memory_id) is None:
+                    raise _not_found(namespace, memory_id)
+                await writer.set_marks(memory_id, is_static, metadata)
+            return await writer.memories_by_id(list(marks))
 
     def hide(self, namespace: str, memories: Sequence[Memory]) -> None:
         """Out of recall's live rows: memories forgotten by another part of the engine."""

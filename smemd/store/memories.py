@@ -315,6 +315,13 @@ class MemoryWrites(MemoryReads):
             [document_id, memory_id, document_id, memory_id],
         )
 
+    async def set_marks(self, memory_id: str, is_static: bool, metadata: dict[str, Any]) -> None:
+        """Whether a memory is static, and its metadata: what a caller said of a fact it wrote."""
+        await self.db.execute(
+            "UPDATE memories SET is_static = ?, metadata = ? WHERE id = ?",
+            [int(is_static), metadata_json(metadata), memory_id],
+        )
+
     async def set_derived_metadata(self, document_id: str, metadata: dict[str, Any]) -> None:
         """Memories carry their document's metadata, so filters see a change at once."""
         await self.db.execute(

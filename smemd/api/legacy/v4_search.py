@@ -1,0 +1,167 @@
+"""`POST /v4/search`: v4's memory search, translated to the v5 recall the `/ns/{ns}/search`
+route makes, and its hits rendered in v4's shape.
+
+`searchMode` memories | hybrid | documents is v5's memories | hybrid | chunks. `include.chunks`
+puts under each memory the chunk it was read from (a chunk found on its own as well is then
+not repeated beside it); `include.relatedMemories` adds its versions and links as `context`;
+`include.documents` / `summaries` its document. `rerank` / `aggregate` are v5's "order" /
+"aggregate"; left out, smem's default holds.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Literal
+
+from aiohttp import web
+
+from smemd.api import params, render
+from smemd.api.legacy import tags
+from smemd.api.legacy.filters import legacy_filter
+from smemd.api.route import Route
+from smemd.api.wire import decode, reply
+from smemd.engine.filters import Filter
+from smemd.engine.memories import Related
+from smemd.engine.recall.hybrid import Hit
+from smemd.errors import BadRequest
+from smemd.protocol.legacy_v4 import (
+    V4Chunk,
+    V4Context,
+    V4Document,
+    V4Related,
+    V4Result,
+    V4Search,
+    V4SearchResponse,
+)
+from smemd.protocol.memory import Search, SearchInclude, SearchMode
+from smemd.store.records import Chunk, Document, Memory
+
+Rerank = Literal["none", "order", "aggregate"]
+MODES: dict[str, SearchMode] = {"memories": "memories", "hybrid": "hybrid", "documents": "chunks"}
+RERANK: dict[bool | None, Rerank | None] = {None: None, True: "order", False: "none"}
+RELATED_LIMIT = 5
+
+
+async def search(request: web.Request) -> web.Response:
+    body = await decode(request, V4Search)
+    ns = tags.namespace_of(request, body.container_tag, body.container_tags)
+    return reply(await run(request, ns, body))
+
+
+async def run(request: web.Request, ns: str, body: V4Search) -> V4SearchResponse:
+    """The v4 search `body` asks for in namespace `ns` (also `/v4/profile`'s `searchResults`)."""
+    started = time.perf_counter()
+    if not body.q.strip():
+        raise BadRequest("invalid request body", "$.q: must not be blank")
+    engine = params.engine(request)
+    translated = legacy_filter(body.filters, "$.filters") if body.filters is not None else None
+    embeds = body.include.chunks and body.search_mode != "documents"
+    rerank: Rerank | None = "aggregate" if body.aggregate else RERANK[body.rerank]
+    v5 = Search(
+        query=body.q, search_mode=MODES[body.search_mode],
+        # Chunks that go under their memories leave room: ask for more, cut after.
+        limit=min(100, body.limit * 2) if embeds else body.limit, threshold=body.threshold,
+        filter=None if isinstance(translated, Filter) else translated, rerank=rerank,
+        include=SearchInclude(forgotten=body.include.forgotten_memories),
+    )  # fmt: skip
+    query = params.search_query(engine, body.q, v5, include_forgotten=v5.include.forgotten)
+    if isinstance(translated, Filter):
+        query.filter = translated
+    hits = await engine.recall.search(ns, query)
+    results = await _render(request, hits, body, embeds)
+    elapsed = (time.perf_counter() - started) * 1000
+    return V4SearchResponse(results=results, timing=round(elapsed, 2), total=len(results))
+
+
+async def _render(
+    request: web.Request, hits: list[Hit], body: V4Search, embeds: bool
+) -> list[V4Result]:
+    engine = params.engine(request)
+    memories = [h.memory for h in hits if h.memory is not None]
+    documents: dict[str, Document] = {}
+    if body.include.documents or body.include.summaries:
+        async with engine.store.read() as reader:
+            documents = await reader.documents_by_id(
+                list({m.document_id for m in memories if m.document_id})
+            )
+    sources: dict[str, Chunk] = {}
+    if embeds:
+        for document_id in {m.document_id for m in memories if m.chunk_id and m.document_id}:
+            sources |= {c.id: c for c in await engine.documents.chunks_of(document_id)}
+    embedded = {m.chunk_id for m in memories if m.chunk_id in sources}
+    results: list[V4Result] = []
+    for hit in hits:
+        if hit.memory is not None:
+            m = hit.memory
+            result = _memory(hit, m)
+            if embeds:
+                source = sources.get(m.chunk_id or "")
+                result.chunks = [_chunk(source)] if source is not None else []
+            if body.include.related_memories:
+                result.context = _context(m, await engine.memories.related(m, RELATED_LIMIT))
+            document = documents.get(m.document_id or "")
+        else:
+            assert hit.chunk is not None
+            if hit.chunk.id in embedded:
+                continue
+            result, document = _chunk_result(hit), hit.document
+        if (body.include.documents or body.include.summaries) and document is not None:
+            result.documents = [_document(document, body.include.documents)]
+        results.append(result)
+    return results[: body.limit]
+
+
+def _memory(hit: Hit, m: Memory) -> V4Result:
+    return V4Result(
+        id=m.id, memory=m.text, similarity=round(hit.similarity, 4),
+        updated_at=render.iso(m.updated_at) or "", metadata=m.metadata, version=m.version,
+        root_memory_id=m.root_id if m.root_id != m.id else None,
+    )  # fmt: skip
+
+
+def _chunk_result(hit: Hit) -> V4Result:
+    assert hit.chunk is not None
+    c, doc = hit.chunk, hit.document
+    return V4Result(
+        id=c.id, chunk=c.text, similarity=round(hit.similarity, 4),
+        updated_at=render.iso(doc.updated_at if doc else c.created_at) or "",
+        metadata=doc.metadata if doc else {},
+    )  # fmt: skip
+
+
+def _chunk(c: Chunk) -> V4Chunk:
+    return V4Chunk(content=c.text, document_id=c.document_id, position=c.position)
+
+
+def _document(doc: Document, full: bool) -> V4Document:
+    """`full` (include.documents): title, type and metadata too; smem keeps no summaries."""
+    out = V4Document(
+        id=doc.id, created_at=render.iso(doc.created_at) or "",
+        updated_at=render.iso(doc.updated_at) or "",
+    )  # fmt: skip
+    if full:
+        out.title, out.type, out.metadata = doc.title, doc.type, doc.metadata
+    return out
+
+
+def _context(m: Memory, related: Related) -> V4Related:
+    def one(other: Memory, relation: str, distance: int | None) -> V4Context:
+        return V4Context(
+            memory=other.text, relation=relation, updated_at=render.iso(other.updated_at) or "",
+            metadata=other.metadata, version=distance,
+        )  # fmt: skip
+
+    return V4Related(
+        parents=[one(p, "updates", p.version - m.version) for p in related.parents],
+        children=[one(c, "updates", c.version - m.version) for c in related.children],
+        related=[one(s, kind, None) for s, kind in related.siblings if kind in ("extends", "derives")],
+    )  # fmt: skip
+
+
+ROUTES = [
+    Route(
+        method="POST", path="/v4/search", handler=search, namespace_from="body", body=V4Search,
+        reply=V4SearchResponse, deprecated=True,
+        summary="Legacy v4 memory search (containerTag, q): v5 recall in v4's shape",
+    ),
+]  # fmt: skip
