@@ -91,14 +91,28 @@ def _value(info: msgspec.inspect.Type, name: str) -> Any:
 
 def request_for(route: Route) -> tuple[str, dict[str, Any]]:
     """A path in namespace MINE and a body that decodes, for any route in the table."""
-    values = {"ns": MINE, "type": "memories", "node": "node0", "action": "boot", "card": "0"}
+    values = {
+        "ns": MINE,
+        "tag": MINE,
+        "type": "memories",
+        "node": "node0",
+        "action": "boot",
+        "card": "0",
+    }
     path = re.sub(r"\{(\w+)(?::[^}]*)?\}", lambda m: values.get(m[1], "x"), route.path)
     kwargs: dict[str, Any] = {}
+    # A legacy (v3/v4) body names its namespace as a container tag.
+    tags = {"containerTag": MINE, "containerTags": [MINE]} if route.namespace_from == "body" else {}
     if route.body is not None:
         kwargs["json"] = example(route.body)
+        names = {f.encode_name for f in msgspec.structs.fields(route.body)}
+        kwargs["json"].update({k: v for k, v in tags.items() if k in names})
     if route.form is not None:
         form = aiohttp.FormData()
         form.add_field("file", b"Alex keeps bees.", filename="bees.txt", content_type="text/plain")
+        names = {f.encode_name for f in msgspec.structs.fields(route.form)}
+        if "containerTag" in names and tags:
+            form.add_field("containerTag", MINE)
         kwargs["data"] = form
     return path, kwargs
 

@@ -24,7 +24,15 @@ from smemd.api import (
     review,
     status,
 )
-from smemd.api.legacy import v4_memories, v4_profile, v4_search
+from smemd.api.legacy import (
+    v3_changes,
+    v3_documents,
+    v3_reads,
+    v3_search,
+    v4_memories,
+    v4_profile,
+    v4_search,
+)
 from smemd.api.middleware import authorize, observe, render_errors
 from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
@@ -52,6 +60,10 @@ ROUTES: list[Route] = [
     *v4_search.ROUTES,
     *v4_profile.ROUTES,
     *v4_memories.ROUTES,
+    *v3_documents.ROUTES,
+    *v3_changes.ROUTES,
+    *v3_reads.ROUTES,
+    *v3_search.ROUTES,
 ]
 
 

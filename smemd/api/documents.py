@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import NamedTuple
+
 from aiohttp import web
 
 from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
+from smemd.engine.core import Engine
 from smemd.engine.ingest.documents import DocumentChange, NewDocument
 from smemd.errors import STORE_CANNOT_WRITE, SmemError
 from smemd.protocol.memory import (
@@ -31,7 +36,7 @@ def _metadata(metadata: Metadata | None, group: Metadata | None) -> dict[str, ob
     return {**(metadata or {}), **(group or {})}
 
 
-def _new_document(
+def new_document(
     body: AddDocument | BatchDocument, task_type: str | None, path: str
 ) -> NewDocument:
     return NewDocument(
@@ -46,36 +51,54 @@ def _new_document(
 async def add(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, AddDocument)
-    doc = await params.engine(request).documents.add(ns, _new_document(body, body.task_type, "$"))
+    doc = await params.engine(request).documents.add(ns, new_document(body, body.task_type, "$"))
     return reply(render.document_ref(doc))
 
 
 async def add_batch(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, BatchAdd)
-    engine = params.engine(request)
+    items = [
+        Pending(ns, partial(new_document, item, body.task_type, f"$.documents[{i}]"), item.id)
+        for i, item in enumerate(body.documents)
+    ]
+    accepted, failed = await add_all(params.engine(request), items)
+    return reply(BatchAddResult(results=accepted + failed, count=len(accepted), failed=len(failed)))
+
+
+class Pending(NamedTuple):
+    """One document of a batch: its namespace, how to make it (which may fail: a bad date
+    fails that document only), and the caller's id to name it by if it does."""
+
+    namespace: str
+    make: Callable[[], NewDocument]
+    caller_id: str | None
+
+
+async def add_all(
+    engine: Engine, items: Sequence[Pending]
+) -> tuple[list[BatchResult], list[BatchResult]]:
+    """Add each document: the accepted, in order, and the refused."""
     accepted: list[BatchResult] = []
     failed: list[BatchResult] = []
-    for i, item in enumerate(body.documents):
+    for i, item in enumerate(items):
         try:
-            doc = await engine.documents.add(
-                ns, _new_document(item, body.task_type, f"$.documents[{i}]")
-            )
+            doc = await engine.documents.add(item.namespace, item.make())
         except STORE_CANNOT_WRITE as err:
             # Each document is its own commit: say which were stored, and that the rest were not.
             if not accepted:
                 raise
-            failed += [_refused(rest, err) for rest in body.documents[i:]]
+            failed += [_refused(rest.caller_id, err) for rest in items[i:]]
             break
         except SmemError as err:
-            failed.append(_refused(item, err))
+            failed.append(_refused(item.caller_id, err))
             continue
         accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status], url=doc.url))
-    return reply(BatchAddResult(results=accepted + failed, count=len(accepted), failed=len(failed)))
+    return accepted, failed
 
 
-def _refused(item: BatchDocument, err: SmemError) -> BatchResult:
-    return BatchResult(id=item.id or "", status="error", error=err.message, details=err.details)
+def _refused(caller_id: str | None, err: SmemError) -> BatchResult:
+    return BatchResult(id=caller_id or "", status="error", error=err.message, details=err.details)
 
 
 async def get(request: web.Request) -> web.Response:

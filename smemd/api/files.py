@@ -23,6 +23,7 @@ from smemd.errors import BadRequest, SmemError
 from smemd.fetch.convert import Unconvertible, convert_isolated, kind_of
 from smemd.protocol.memory import DocumentRef, FileForm, FilePatchForm, Metadata
 from smemd.store import deadline
+from smemd.store.records import Document
 
 FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(FileForm))
 
@@ -32,7 +33,7 @@ class UnsupportedMedia(SmemError):
     code = "unsupported_media_type"
 
 
-def _json_metadata(part: Part | None) -> dict[str, Any]:
+def json_metadata(part: Part | None) -> dict[str, Any]:
     if part is None or not part.data:
         return {}
     check_depth(part.data)
@@ -83,10 +84,19 @@ async def upload(request: web.Request) -> web.Response:
     /document/file/{id} changes what its fields say, and the content only if a file is sent."""
     ns = params.namespace(request)
     form = await read_form(request, FIELDS, request.app[STATE].max_body_bytes)
+    metadata = {**json_metadata(form.get("metadata")), **json_metadata(form.get("group"))}
+    doc = await store_file(request, ns, form, metadata, ref=request.match_info.get("id"))
+    return reply(render.document_ref(doc))
+
+
+async def store_file(
+    request: web.Request, ns: str, form: dict[str, Part], metadata: dict[str, Any], *,
+    ref: str | None = None, caller_id: str | None = None,
+) -> Document:  # fmt: skip
+    """The form's file as a new document (or the new content of `ref`)."""
     file = form.get("file")
     if file is None and request.method != "PATCH":
         raise BadRequest("invalid form", "$.file: required")
-    metadata = {**_json_metadata(form.get("metadata")), **_json_metadata(form.get("group"))}
     if file is not None and file.filename:
         metadata.setdefault("filename", file.filename)
     engine = params.engine(request)
@@ -95,24 +105,21 @@ async def upload(request: web.Request) -> web.Response:
         task_type = "superrag"
     date = params.timestamp(form["date"].text(), "$.date") if "date" in form else None
     content = await _content(file) if file is not None else None
-    ref = request.match_info.get("id")
     # Converting is not store work: the store gets the request's whole budget after it.
     with deadline.within(request.app[STATE].config.api.request_timeout_s):
         if ref is None:
             assert content is not None
             new = NewDocument(
-                content=content.text, metadata=metadata, date=date, task_type=task_type,
-                type=content.type, title=content.title,
+                content=content.text, caller_id=caller_id, metadata=metadata, date=date,
+                task_type=task_type, type=content.type, title=content.title,
             )  # fmt: skip
-            doc = await engine.documents.add(ns, new)
-        else:
-            change = DocumentChange(
-                content=content.text if content else None, metadata=metadata or None, date=date,
-                task_type=task_type if content or "taskType" in form else None,
-                type=content.type if content else None, title=content.title if content else None,
-            )  # fmt: skip
-            doc = await engine.documents.update(ns, ref, change)
-    return reply(render.document_ref(doc))
+            return await engine.documents.add(ns, new)
+        change = DocumentChange(
+            content=content.text if content else None, metadata=metadata or None, date=date,
+            task_type=task_type if content or "taskType" in form else None,
+            type=content.type if content else None, title=content.title if content else None,
+        )  # fmt: skip
+        return await engine.documents.update(ns, ref, change)
 
 
 ROUTES = [

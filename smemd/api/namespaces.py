@@ -8,6 +8,7 @@ from smemd import log
 from smemd.api import params, render
 from smemd.api.route import Route
 from smemd.api.wire import decode, reply
+from smemd.engine.core import Engine
 from smemd.engine.ids import new_id, now
 from smemd.errors import NotFound
 from smemd.protocol.memory import (
@@ -57,17 +58,27 @@ async def get(request: web.Request) -> web.Response:
 async def update(request: web.Request) -> web.Response:
     name = params.namespace(request)
     body = await decode(request, UpdateNamespace)
-    engine = params.engine(request)
+    ns = await set_context(params.engine(request), name, body.supporting_context)
+    return reply(_details(ns))
+
+
+async def set_context(
+    engine: Engine, name: str, supporting_context: str | None, *, create: bool = False
+) -> Namespace:
+    """Set the namespace's supporting context (unless None); 404 when it does not exist, unless
+    `create` (a write that names it makes it)."""
     async with engine.store.write() as writer:
-        if await writer.namespace(name) is None:
+        if create:
+            await writer.ensure_namespace(name, now())
+        elif await writer.namespace(name) is None:
             raise NotFound(
                 "namespace not found", f"no namespace {name!r}; its first write makes it"
             )
-        if body.supporting_context is not None:
-            await writer.set_supporting_context(name, body.supporting_context, now())
+        if supporting_context is not None:
+            await writer.set_supporting_context(name, supporting_context, now())
     ns = await engine.namespace(name)
     assert ns is not None
-    return reply(_details(ns))
+    return ns
 
 
 async def delete(request: web.Request) -> web.Response:

@@ -129,11 +129,11 @@ def _responses(route: Route) -> dict[str, Any]:
     else:
         schema = {"type": "string"}
     error = {"$ref": REF.format(name="ErrorBody")}
+    success: dict[str, Any] = {"description": route.summary}
+    if route.status != 204:  # No Content: no body, so no content type
+        success["content"] = {route.content_type: {"schema": schema}}
     return {
-        str(route.status): {
-            "description": route.summary,
-            "content": {route.content_type: {"schema": schema}},
-        },
+        str(route.status): success,
         "default": {
             "description": "an error: 400 bad input (details name the field), 401 no token, "
             "403 not allowed, 404, 405, 409, 413 too large, 503 unavailable or timed out",

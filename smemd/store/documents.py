@@ -80,6 +80,42 @@ class DocumentReads:
         )
         return to_record(Document, next(iter(rows))) if rows else None
 
+    async def document_in_scope(self, ref: str, scope: Scope = EVERY) -> Document | None:
+        """By smem's id, else by the caller's id in any namespace in scope (the most recently
+        updated, when several namespaces use it): for the legacy routes that name no namespace."""
+        visible, params = scope.where("namespace")
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ? AND {visible}", [ref, *params]
+        )
+        if not rows:
+            # One walk of the (namespace, caller_id) index per namespace, not of every document.
+            names, params = scope.where("name")
+            rows = await self.db.execute_fetchall(
+                f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE caller_id = ? AND namespace IN"
+                f" (SELECT name FROM namespaces WHERE {names}) ORDER BY updated_at DESC LIMIT 1",
+                [ref, *params],
+            )
+        return to_record(Document, next(iter(rows))) if rows else None
+
+    async def unfinished_documents(
+        self, scope: Scope, namespace: str | None, *, include_failed: bool, since: float | None,
+        limit: int, offset: int,
+    ) -> tuple[list[Document], int]:  # fmt: skip
+        """Documents with an open job (and failed ones, with `include_failed`) in `namespace`, or
+        in every namespace in scope; newest change first. Open jobs are found by their index."""
+        visible, params = scope.where("namespace")
+        open_jobs = "id IN (SELECT document_id FROM jobs WHERE phase NOT IN ('done', 'failed'))"
+        where = f"({open_jobs} OR status = 'failed')" if include_failed else open_jobs
+        where = f"{where} AND {visible}"
+        if namespace is not None:
+            where, params = f"{where} AND namespace = ?", [*params, namespace]
+        if since is not None:
+            where, params = f"{where} AND updated_at >= ?", [*params, since]
+        return await page(
+            self.db, Document, f"FROM documents WHERE {where}", params,
+            order="updated_at DESC, seq DESC", limit=limit, offset=offset,
+        )  # fmt: skip
+
     async def document_by_id(self, document_id: str) -> Document | None:
         rows = await self.db.execute_fetchall(
             f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?", [document_id]

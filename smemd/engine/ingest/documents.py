@@ -19,6 +19,7 @@ from smemd.engine.ingest.worker import Worker
 from smemd.errors import STORE_CANNOT_WRITE, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Chunk, Document
+from smemd.store.scope import Scope
 
 TaskType = Literal["memory", "superrag"]
 DOCUMENT_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
@@ -120,6 +121,28 @@ class Documents:
         if doc is None:
             raise NotFound("document not found", f"no document {ref!r} in namespace {namespace!r}")
         return doc
+
+    async def find(self, ref: str, scope: Scope) -> Document:
+        """A document by id, or caller id, in any namespace `scope` holds (the legacy routes name
+        none); outside the scope it is as unknown as a missing one."""
+        async with self.store.read() as reader:
+            doc = await reader.document_in_scope(ref, scope)
+        if doc is None:
+            raise NotFound("document not found", f"no document {ref!r}")
+        return doc
+
+    async def list_unfinished(
+        self, scope: Scope, namespace: str | None, *, include_failed: bool, since: float | None,
+        page: int, limit: int,
+    ) -> tuple[list[Document], int]:  # fmt: skip
+        """Documents still being processed (and failed ones, with `include_failed`) in
+        `namespace` or every namespace in scope, newest change first; with `since`, only those
+        changed since then."""
+        async with self.store.read() as reader:
+            return await reader.unfinished_documents(
+                scope, namespace, include_failed=include_failed, since=since, limit=limit,
+                offset=(page - 1) * limit,
+            )  # fmt: skip
 
     async def chunks_of(self, document_id: str) -> list[Chunk]:
         async with self.store.read() as reader:
