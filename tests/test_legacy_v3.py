@@ -4,7 +4,6 @@ official SDK 3.62.0 (in a child process), and documents crossing between v3 and 
 from __future__ import annotations
 
 import asyncio
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,6 @@ import pytest
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.sdk3 import run_sdk3
 from tests.test_api import assert_error, call
-
-os.environ.setdefault("SMEM_SDK3_DIR", "/work/main/tests/.sdk/supermemory3")
 
 DOC_KEYS = {
     "id", "customId", "content", "title", "summary", "type", "status", "dreamingStatus",
@@ -123,7 +120,7 @@ async def test_batch_strings_objects_and_their_own_tags(running: Running) -> Non
     status, out = await v3(
         running, "POST", "/v3/documents/batch",
         json={
-            "containerTag": "team_a", "metadata": {"shared": True},
+            "containerTag": "team_a", "metadata": {"shared": True}, "entityContext": "Team A.",
             "documents": [
                 "Kim plays the cello.",
                 {"content": "Lee grows tomatoes.", "customId": "lee", "metadata": {"own": 1}},
@@ -140,6 +137,8 @@ async def test_batch_strings_objects_and_their_own_tags(running: Running) -> Non
     await settle(running)
     status, lee = await v3(running, "GET", "/ns/team_a/document/lee")
     assert lee["metadata"] == {"own": 1, "containerTags": ["team_a"]}
+    status, ns = await v3(running, "GET", "/ns/team_a")
+    assert ns["supportingContext"] == "Team A."
     status, max_ = await v3(running, "GET", "/v3/documents/max")
     assert max_["containerTags"] == ["team_b", "extra"]
     status, listed = await v3(running, "POST", "/ns/team_b/list/documents", json={})

@@ -74,6 +74,7 @@ async def add_batch(request: web.Request) -> web.Response:
     body = await decode(request, V3Batch)
     engine = params.engine(request)
     items: list[documents.Pending] = []
+    contexts: dict[str, str] = {}  # one write per namespace, the last document's word winning
     for i, raw in enumerate(body.documents):
         item = V3Add(content=raw) if isinstance(raw, str) else raw
         own = item.container_tag or item.container_tags
@@ -85,7 +86,10 @@ async def add_batch(request: web.Request) -> web.Response:
         ns = tags.namespace_of(request, tag, named, path=f"$.documents[{i}]" if own else "$")
         make = partial(_new, item, body, tags.all_tags(tag, named), f"$.documents[{i}]")
         items.append(documents.Pending(ns, make, item.custom_id))
-        await _entity_context(engine, ns, item.entity_context or body.entity_context)
+        if context := item.entity_context or body.entity_context:
+            contexts[ns] = context
+    for ns, context in contexts.items():
+        await _entity_context(engine, ns, context)
     accepted, failed = await documents.add_all(engine, items)
     return reply(V3BatchReply(results=accepted + failed, success=len(accepted), failed=len(failed)))
 
