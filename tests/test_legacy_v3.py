@@ -454,6 +454,12 @@ async def test_sdk3_against_the_daemon(running: Running) -> None:
     except supermemory.NotFoundError:
         gone = True
     bulk = client.documents.delete_bulk(ids=[batch.results[0].id, "nope"])
+    uploaded = client.documents.upload_file(
+        file=("notes.txt", b"Cas plays chess on Tuesdays.", "text/plain"), container_tags='["sdk3"]',
+        custom_id="notes", metadata='{"kind": "file"}',
+    )
+    wait("notes")
+    processing = client.documents.list_processing(container_tags="sdk3", view="all")
     result = {
         "added": added.id, "success": batch.success, "failed": batch.failed,
         "doc": [doc.custom_id, doc.content, doc.container_tags, doc.metadata, len(doc.memories or [])],
@@ -461,6 +467,8 @@ async def test_sdk3_against_the_daemon(running: Running) -> None:
         "found": [(r.document_id, [c.is_relevant for c in r.chunks]) for r in found.results],
         "updated": updated.id, "after": after.content, "deleted": deleted, "gone": gone,
         "bulk": [bulk.deleted_count, bulk.success, [(e.id, e.error) for e in bulk.errors or []]],
+        "uploaded": [uploaded.id, client.documents.get("notes").metadata],
+        "processing": [processing.total_count, processing.documents],
     }
     """
     out = await asyncio.to_thread(run_sdk3, running.base, script)
@@ -477,6 +485,8 @@ async def test_sdk3_against_the_daemon(running: Running) -> None:
     assert (out["updated"], out["after"]) == (out["added"], "Robin collects cassette tapes.")
     assert (out["deleted"], out["gone"]) == (None, True)
     assert out["bulk"] == [1, True, [["nope", "not found"]]]
+    assert out["uploaded"][1] == {"kind": "file", "filename": "notes.txt"}
+    assert out["processing"] == [0, []]
     status, v5 = await v3(running, "GET", "/ns/sdk3/document/robin")
     assert status == 200, v5
     assert v5["content"] == "Robin collects cassette tapes."
