@@ -37,21 +37,24 @@ def _metadata(metadata: Metadata | None, group: Metadata | None) -> dict[str, ob
 
 
 def new_document(
-    body: AddDocument | BatchDocument, task_type: str | None, path: str
-) -> NewDocument:
+    body: AddDocument | BatchDocument, task_type: str | None, path: str,
+    dreaming: str | None = None,
+) -> NewDocument:  # fmt: skip
     return NewDocument(
         content=body.content,
         caller_id=body.id,
         metadata=_metadata(body.metadata, body.group),
         date=params.timestamp(body.date, f"{path}.date"),
         task_type="superrag" if task_type == "superrag" else "memory",
+        instant=dreaming == "instant",
     )
 
 
 async def add(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, AddDocument)
-    doc = await params.engine(request).documents.add(ns, new_document(body, body.task_type, "$"))
+    new = new_document(body, body.task_type, "$", body.dreaming)
+    doc = await params.engine(request).documents.add(ns, new)
     return reply(render.document_ref(doc))
 
 
@@ -59,7 +62,11 @@ async def add_batch(request: web.Request) -> web.Response:
     ns = params.namespace(request)
     body = await decode(request, BatchAdd)
     items = [
-        Pending(ns, partial(new_document, item, body.task_type, f"$.documents[{i}]"), item.id)
+        Pending(
+            ns,
+            partial(new_document, item, body.task_type, f"$.documents[{i}]", body.dreaming),
+            item.id,
+        )
         for i, item in enumerate(body.documents)
     ]
     accepted, failed = await add_all(params.engine(request), items)

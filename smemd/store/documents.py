@@ -219,7 +219,8 @@ class DocumentReads:
 
     async def open_jobs(self, limit: int = 100) -> list[Job]:
         rows = await self.db.execute_fetchall(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE phase NOT IN ('done', 'failed') ORDER BY seq LIMIT ?",
+            f"SELECT {JOB_COLUMNS} FROM jobs WHERE phase NOT IN ('done', 'failed')"
+            " ORDER BY priority DESC, seq LIMIT ?",
             [limit],
         )
         return to_records(Job, list(rows))
@@ -341,12 +342,14 @@ class DocumentWrites(DocumentReads):
         )
 
     async def insert_job(
-        self, job_id: str, namespace: str, document_id: str, revision: int, now: float
-    ) -> None:
+        self, job_id: str, namespace: str, document_id: str, revision: int, now: float,
+        priority: int = 0,
+    ) -> None:  # fmt: skip
+        """A queued job; a higher `priority` is worked first (in order of creation within one)."""
         await self.db.execute(
-            "INSERT INTO jobs (id, namespace, document_id, revision, phase, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, 'queued', ?, ?)",
-            [job_id, namespace, document_id, revision, now, now],
+            "INSERT INTO jobs (id, namespace, document_id, revision, phase, created_at, updated_at,"
+            " priority) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
+            [job_id, namespace, document_id, revision, now, now, priority],
         )
 
     async def set_job_phase(

@@ -334,6 +334,18 @@ async def m0006_profile_buckets(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0007_job_priority(db: aiosqlite.Connection) -> None:
+    """A job's priority: a document sent with `dreaming: "instant"` is worked before the queue."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX jobs_open_first ON jobs(priority DESC, seq)
+            WHERE phase NOT IN ('done', 'failed');
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -341,6 +353,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0004_valid_time", m0004_valid_time),
     ("0005_contradictions", m0005_contradictions),
     ("0006_profile_buckets", m0006_profile_buckets),
+    ("0007_job_priority", m0007_job_priority),
 ]
 
 

@@ -53,7 +53,8 @@ def _new(item: V3Add, shared: Shared, namespace_tags: list[str], path: str) -> N
         group=item.filter_by_metadata if item.filter_by_metadata is not None else shared.filter_by_metadata,
         date=date,
     )  # fmt: skip
-    return documents.new_document(body, item.task_type or shared.task_type, path)
+    dreaming = item.dreaming or shared.dreaming
+    return documents.new_document(body, item.task_type or shared.task_type, path, dreaming)
 
 
 async def _entity_context(engine: Engine, namespace: str, text: str | None) -> None:

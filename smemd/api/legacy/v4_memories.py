@@ -46,7 +46,10 @@ async def add(request: web.Request) -> web.Response:
     ns = tags.namespace_of(request, body.container_tag)
     engine = params.engine(request)
     metadata: dict[str, object] = {tags.TAGS_KEY: tags.all_tags(body.container_tag, None)}
-    new = NewDocument(content="\n".join(m.content for m in body.memories), metadata=metadata)
+    # Worked before the queue: the memories must exist when this answers.
+    new = NewDocument(
+        content="\n".join(m.content for m in body.memories), metadata=metadata, instant=True
+    )
     doc = await deadline.waiting(_settled(engine, ns, (await engine.documents.add(ns, new)).id))
     if doc.status == "failed":
         raise Unavailable("the memories could not be stored", doc.error or "ingest failed")

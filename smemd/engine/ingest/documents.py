@@ -26,6 +26,9 @@ DOCUMENT_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
 URL_TYPE = "webpage"  # what a URL document is called until its fetch says what it served
 
 
+INSTANT = 1  # the job priority of a document sent with `dreaming: "instant"`
+
+
 class NewDocument(msgspec.Struct, kw_only=True):
     """`type` and `title`, when given, say what the content already is (an uploaded file made
     text): such content is taken as it is, even if it reads as a URL."""
@@ -37,6 +40,7 @@ class NewDocument(msgspec.Struct, kw_only=True):
     task_type: TaskType = "memory"
     type: str | None = None
     title: str | None = None
+    instant: bool = False  # worked before the queue (v5 `dreaming: "instant"`)
 
 
 class DocumentChange(msgspec.Struct, kw_only=True):
@@ -93,7 +97,9 @@ class Documents:
                         created_at=t, updated_at=t,
                     )
                 )  # fmt: skip
-                await writer.insert_job(new_id("job"), namespace, doc.id, 1, t)
+                await writer.insert_job(
+                    new_id("job"), namespace, doc.id, 1, t, priority=INSTANT if new.instant else 0
+                )
             elif existing.content_hash == digest and existing.status != "failed":
                 return existing  # an idempotent re-send
             else:
