@@ -11,8 +11,9 @@ v5 `/ns/{ns}/search` body.
 A result counts for the turns its text overlaps in its session's content (a memory or a chunk is
 a span of that content here); recall@10 is retrieval.py's any@10: at least one evidence turn in
 the first ten results. Prints one line; `diff` is v4 minus v5, and should be 0 (v4 is a
-translation of v5, not a second engine). `unmapped` is the share of results whose text was not
-found in any session (counted as no turn).
+translation of v5, not a second engine). `v4_with_chunks@10` counts under each v4 result the
+chunks `include.chunks` puts there too (what memorybench's answering model reads; v5 has no such
+thing). `unmapped` is the share of results whose text was found in no session (no turn).
 """
 
 from __future__ import annotations
@@ -22,12 +23,20 @@ import json
 import shutil
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from tests.bench.retrieval import DEFAULT_PATH, Conversation, Http, Scores, load, session_date
+from tests.bench.retrieval import (
+    DEFAULT_PATH,
+    Conversation,
+    Http,
+    Question,
+    Scores,
+    load,
+    session_date,
+)
 from tests.daemon_process import DaemonProcess
 
 CONVERSATIONS = 2
@@ -121,10 +130,10 @@ def v5_body(question: str) -> dict[str, Any]:
     return {"query": question, "limit": LIMIT, "threshold": THRESHOLD, "searchMode": "hybrid"}
 
 
-def turns_of(result: dict[str, Any], sessions: dict[str, Session]) -> list[str] | None:
-    """The turns a result's text overlaps, in order; None when its text is in no session."""
-    text = result.get("memory") or result.get("chunk") or ""
-    named = sessions.get((result.get("metadata") or {}).get("sessionId", ""))
+def turns_of(text: str, session_id: str, sessions: dict[str, Session]) -> list[str] | None:
+    """The turns `text` overlaps, in order, in its session (any, when unnamed); None when it is
+    in none."""
+    named = sessions.get(session_id)
     for session in [named] if named else sessions.values():
         at = session.content.find(text) if text else -1
         if at >= 0:
@@ -134,36 +143,61 @@ def turns_of(result: dict[str, Any], sessions: dict[str, Session]) -> list[str] 
 
 
 def rank(
-    results: list[dict[str, Any]], sessions: dict[str, Session], evidence: frozenset[str]
+    results: list[dict[str, Any]],
+    sessions: dict[str, Session],
+    evidence: frozenset[str],
+    nested: bool = False,
 ) -> tuple[list[str | None], int]:
     """One turn per result for `Scores.add` (an evidence turn when it covers one), and how many
-    results were not found in any session."""
+    results were found in no session. A result covers what its memory or chunk text overlaps,
+    and with `nested` what the chunks v4 puts under it overlap too."""
     ranked: list[str | None] = []
     unmapped = 0
     for result in results:
-        turns = turns_of(result, sessions)
+        session_id = (result.get("metadata") or {}).get("sessionId", "")
+        turns = turns_of(result.get("memory") or result.get("chunk") or "", session_id, sessions)
         unmapped += turns is None
+        if nested:
+            for chunk in result.get("chunks") or []:
+                turns = (turns or []) + (turns_of(chunk["content"], session_id, sessions) or [])
         hits = [t for t in turns or [] if t in evidence]
         ranked.append(hits[0] if hits else turns[0] if turns else None)
     return ranked, unmapped
 
 
 @dataclass
-class Comparison:
-    v4: Scores
-    v5: Scores
+class RouteScores:
+    scores: Scores = field(default_factory=Scores)
     results: int = 0
-    unmapped_v4: int = 0
-    unmapped_v5: int = 0
+    unmapped: int = 0
+
+    def add(
+        self, question: Question, results: list[dict[str, Any]], ranked: list[str | None]
+    ) -> None:
+        self.scores.add(
+            question, ranked, [r.get("memory") or r.get("chunk") or "" for r in results]
+        )
+        self.results += len(results)
+
+    def recall(self) -> float:
+        return self.scores.hits[10] / max(self.scores.n, 1)
+
+
+@dataclass
+class Comparison:
+    v4: RouteScores = field(default_factory=RouteScores)
+    v5: RouteScores = field(default_factory=RouteScores)
+    # v4's results again, each covering also the chunks under it: what memorybench's reader gets
+    v4_nested: RouteScores = field(default_factory=RouteScores)
 
     def line(self, conversations: int) -> str:
-        n = max(self.v4.n, 1)
-        v4, v5 = self.v4.hits[10] / n, self.v5.hits[10] / n
-        share = max(self.results, 1)
+        v4, v5 = self.v4.recall(), self.v5.recall()
+        unmapped = [r.unmapped / max(r.results, 1) for r in (self.v4, self.v5)]
         return (
-            f"memorybench conversations={conversations} questions={self.v4.n} "
+            f"memorybench conversations={conversations} questions={self.v4.scores.n} "
             f"v4_recall@10={v4:.3f} v5_recall@10={v5:.3f} diff={v4 - v5:+.3f} "
-            f"unmapped_v4={self.unmapped_v4 / share:.3f} unmapped_v5={self.unmapped_v5 / share:.3f}"
+            f"v4_with_chunks@10={self.v4_nested.recall():.3f} "
+            f"unmapped_v4={unmapped[0]:.3f} unmapped_v5={unmapped[1]:.3f}"
         )
 
 
@@ -175,21 +209,17 @@ def compare(
     by_id = {s.id: s for s in sessions}
     held = {turn for s in sessions for turn in s.turns}
     asked = [q for q in conv.questions if q.evidence <= held][: questions or None]
-    path = f"/ns/{quote(conv.name)}/search"
     for question in asked:
-        for scores, route, body in (
-            (into.v4, "/v4/search", v4_body(question.text, conv.name)),
-            (into.v5, path, v5_body(question.text)),
+        v4 = http.call("POST", "/v4/search", v4_body(question.text, conv.name))["results"]
+        v5 = http.call("POST", f"/ns/{quote(conv.name)}/search", v5_body(question.text))["results"]
+        for route, results, nested in (
+            (into.v4, v4, False),
+            (into.v5, v5, False),
+            (into.v4_nested, v4, True),
         ):
-            results = http.call("POST", route, body)["results"]
-            ranked, unmapped = rank(results, by_id, question.evidence)
-            texts = [r.get("memory") or r.get("chunk") or "" for r in results]
-            scores.add(question, ranked, texts)
-            if scores is into.v4:
-                into.unmapped_v4 += unmapped
-                into.results += len(results)
-            else:
-                into.unmapped_v5 += unmapped
+            ranked, unmapped = rank(results, by_id, question.evidence, nested)
+            route.add(question, results, ranked)
+            route.unmapped += unmapped
 
 
 def run(
@@ -198,7 +228,7 @@ def run(
     """Ingest the first `conversations` (their first `sessions`, or all) and compare the two
     routes on their questions (the first `questions` of each, or all)."""
     samples = json.loads(path.read_text())[:conversations]
-    comparison = Comparison(Scores(), Scores())
+    comparison = Comparison()
     for sample, conv in zip(samples, load(path)[:conversations], strict=True):
         kept = sessions_of(sample)[: sessions or None]
         ingest(http, conv.name, kept)
