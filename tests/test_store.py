@@ -141,7 +141,11 @@ async def test_contradictions_counted_before_their_migration_are_taken_out(
     await store.close()
     monkeypatch.undo()
     store = Store(path)
-    assert await store.open() == ["0005_contradictions", "0006_profile_buckets", "0007_job_priority"]
+    assert await store.open() == [
+        "0005_contradictions",
+        "0006_profile_buckets",
+        "0007_job_priority",
+    ]
     await store.close()
     assert connections(path) == {"mem_1": 1, "mem_2": 2, "mem_3": 2}
 

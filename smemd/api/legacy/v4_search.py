@@ -59,8 +59,7 @@ async def run(request: web.Request, ns: str, body: V4Search) -> V4SearchResponse
     rerank: Rerank | None = "aggregate" if body.aggregate else RERANK[body.rerank]
     v5 = Search(
         query=body.q, search_mode=MODES[body.search_mode],
-        # Chunks that go under their memories leave room: ask for more, cut after.
-        limit=min(100, body.limit * 2) if embeds else body.limit, threshold=body.threshold,
+        limit=body.limit, threshold=body.threshold,
         filter=None if isinstance(translated, Filter) else translated, rerank=rerank,
         include=SearchInclude(forgotten=body.include.forgotten_memories),
     )  # fmt: skip
@@ -88,7 +87,6 @@ async def _render(
     if embeds:
         for document_id in {m.document_id for m in memories if m.chunk_id and m.document_id}:
             sources |= {c.id: c for c in await engine.documents.chunks_of(document_id)}
-    embedded = {m.chunk_id for m in memories if m.chunk_id in sources}
     results: list[V4Result] = []
     for hit in hits:
         if hit.memory is not None:
@@ -101,14 +99,14 @@ async def _render(
                 result.context = _context(m, await engine.memories.related(m, RELATED_LIMIT))
             document = documents.get(m.document_id or "")
         else:
+            # A chunk ranked in its own right keeps its place, even when it is also shown
+            # under a memory read from it: the ranking is v5's, result for result.
             assert hit.chunk is not None
-            if hit.chunk.id in embedded:
-                continue
             result, document = _chunk_result(hit), hit.document
         if (body.include.documents or body.include.summaries) and document is not None:
             result.documents = [_document(document, body.include.documents)]
         results.append(result)
-    return results[: body.limit]
+    return results
 
 
 def _memory(hit: Hit, m: Memory) -> V4Result:
