@@ -148,7 +148,9 @@ def test_hosted_only_calls_raise_not_found_saying_so(client: Supermemory) -> Non
         lambda: client.feedback.post_feedback(type="bug", title="t", description="d"),
         lambda: client.connectors.list_all(),
         lambda: client.connectors.list("any"),
+        lambda: client.connectors.create("any", request={"provider": "notion"}),
         lambda: client.connectors.get("any", "c1"),
+        lambda: client.connectors.update("any", "c1", document_limit=10),
         lambda: client.connectors.delete("any", "c1"),
         lambda: client.connectors.sync("any", "c1"),
     ]
