@@ -6,11 +6,7 @@ them."""
 from __future__ import annotations
 
 import io
-import shutil
-import tempfile
 import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
@@ -18,19 +14,10 @@ import pytest
 import supermemory
 from supermemory import Supermemory
 
-from tests.daemon_process import DaemonProcess
+from tests import test_sdk
 
-TOKEN = "local-test-key"
-
-
-@pytest.fixture(scope="module")
-def client() -> Iterator[Supermemory]:
-    state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
-    daemon = DaemonProcess(state_dir).start(env={"SMEM_TOKEN": TOKEN})
-    with Supermemory(api_key=TOKEN, base_url=f"http://{daemon.tcp}", max_retries=0) as client:
-        yield client
-    daemon.kill()
-    shutil.rmtree(state_dir, ignore_errors=True)
+TOKEN = test_sdk.TOKEN
+client = test_sdk.client  # the same fixture: a daemon and an SDK client for this module
 
 
 def settle(client: Supermemory, ns: str, ref: str, timeout: float = 30) -> Any:
