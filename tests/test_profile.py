@@ -35,3 +35,16 @@ async def test_preferences_come_first_and_buckets_hold_what_they_name(running: R
     narrowed = await profile(running, filter=only_sam, buckets=["preferences"])
     assert [f["memory"] for f in narrowed["static"]] == ["Sam works at the harbour."]
     assert narrowed["buckets"] == {"preferences": []}
+
+
+async def test_a_namespace_bucket_holds_what_its_description_says(running: Running) -> None:
+    await add(running, "Zed keeps a parrot called Kiwi.")
+    await add(running, "Zed works night shifts as a welder.")
+    await settle(running)
+    status, _, _ = await call(
+        running.unix, "PUT", f"{NS}/profile/buckets",
+        json={"buckets": {"b1": "The pets someone keeps"}},  # its name alone finds the welder
+    )  # fmt: skip
+    assert status == 200
+    built = await profile(running, buckets=["b1"])
+    assert [f["memory"] for f in built["buckets"]["b1"]][:1] == ["Zed keeps a parrot called Kiwi."]

@@ -3,7 +3,7 @@
 Static: preferences, then facts, the best connected first (stated by more sources, linked to
 more memories by updates and extends). Dynamic: episodes and updated memories of the last 14
 days, newest first. Buckets: the `preferences` bucket holds the preferences; any other bucket
-holds what recall finds for its name. A filter narrows all three to the memories it admits.
+holds what recall finds for its description (a namespace's own buckets have one), else its name. A filter narrows all three to the memories it admits.
 With `as_of` the profile is the one that held then: the versions valid at that instant, and
 the 14 days before it, by valid time.
 """
@@ -67,12 +67,19 @@ class Profiles:
                 order="m.created_at DESC" if as_of is None else "m.valid_from DESC",
                 limit=limit,
             )  # fmt: skip
-        filled = {name: await self._bucket(namespace, name, filter, as_of) for name in buckets}
+            described = await reader.buckets(namespace) if buckets else {}
+        filled = {
+            name: await self._bucket(namespace, name, described.get(name), filter, as_of)
+            for name in buckets
+        }
         return Profile(static=static, dynamic=dynamic, buckets=filled)
 
     async def _bucket(
-        self, namespace: str, name: str, filter: Filter | None, as_of: float | None
-    ) -> list[Memory]:
+        self, namespace: str, name: str, description: str | None, filter: Filter | None,
+        as_of: float | None,
+    ) -> list[Memory]:  # fmt: skip
+        """The preferences; else what recall finds for the bucket's description (the namespace
+        defined it: `PUT /ns/{ns}/profile/buckets`), or its name."""
         if name == "preferences":
             where, params = _admitted(filter, now(), as_of)
             async with self.store.scan(namespace) as reader:
@@ -81,7 +88,8 @@ class Profiles:
                     order="m.created_at DESC", limit=BUCKET_SIZE,
                 )  # fmt: skip
         query = Query(
-            text=name.replace("-", " ").replace("_", " "), mode="memories", limit=BUCKET_SIZE,
+            text=description or name.replace("-", " ").replace("_", " "), mode="memories",
+            limit=BUCKET_SIZE,
             threshold=0.3, filter=filter, as_of=as_of,
         )  # fmt: skip
         hits = await self.recall.search(namespace, query)
