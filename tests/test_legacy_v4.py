@@ -91,6 +91,7 @@ async def test_search_finds_what_v5_wrote_in_each_mode(daemon_v4: Running) -> No
     assert "Seattle" in top["memory"], out
     assert [c["content"] for c in top["chunks"]] == ["Alex lives in Seattle near the lake."]
     assert top["chunks"][0]["position"] == 0 and top["chunks"][0]["documentId"].startswith("doc_")
+    assert 0 < top["chunks"][0]["score"] <= 1
     assert top["documents"][0]["id"] == top["chunks"][0]["documentId"]
     assert "title" not in top["documents"][0]  # summaries alone: no title, type, metadata
     # The ranking is v5's, result for result: a chunk keeps its own place beside its memory's.

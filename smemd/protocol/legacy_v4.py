@@ -111,6 +111,7 @@ class V4Chunk(Reply):
     content: str
     document_id: str
     position: int
+    score: float  # the chunk's own similarity when recall ranked it, else its memory's
 
 
 class V4Document(Sparse):

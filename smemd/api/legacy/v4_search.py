@@ -87,6 +87,7 @@ async def _render(
     if embeds:
         for document_id in {m.document_id for m in memories if m.chunk_id and m.document_id}:
             sources |= {c.id: c for c in await engine.documents.chunks_of(document_id)}
+    ranked_chunks = {h.chunk.id: h.similarity for h in hits if h.chunk is not None}
     results: list[V4Result] = []
     for hit in hits:
         if hit.memory is not None:
@@ -94,7 +95,8 @@ async def _render(
             result = _memory(hit, m)
             if embeds:
                 source = sources.get(m.chunk_id or "")
-                result.chunks = [_chunk(source)] if source is not None else []
+                score = ranked_chunks.get(m.chunk_id or "", hit.similarity)
+                result.chunks = [_chunk(source, round(score, 4))] if source is not None else []
             if body.include.related_memories:
                 result.context = _context(m, await engine.memories.related(m, RELATED_LIMIT))
             document = documents.get(m.document_id or "")
@@ -127,8 +129,8 @@ def _chunk_result(hit: Hit) -> V4Result:
     )  # fmt: skip
 
 
-def _chunk(c: Chunk) -> V4Chunk:
-    return V4Chunk(content=c.text, document_id=c.document_id, position=c.position)
+def _chunk(c: Chunk, score: float) -> V4Chunk:
+    return V4Chunk(content=c.text, document_id=c.document_id, position=c.position, score=score)
 
 
 def _document(doc: Document, full: bool) -> V4Document:
