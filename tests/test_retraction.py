@@ -172,3 +172,37 @@ async def test_a_memory_retracts_with_its_cascade_and_unknown_or_unretracted_thi
     await post(running, "document/nope/retract", expect=404)
     await post(running, "memories/nope/unretract", expect=404)
     await post(running, "document/bees/unretract", expect=409)
+
+
+async def test_hard_delete_takes_what_was_inferred_from_the_document_alone(
+    running: Running,
+) -> None:
+    await add(running, "Noor runs marathons.", id="runs")
+    await add(running, "Noor lives in Cairo.", id="cairo")
+    await settle(running)
+    texts = await memories_by_text(running)
+    runs, cairo = texts["Noor runs marathons."]["id"], texts["Noor lives in Cairo."]["id"]
+    engine = engine_of(running)
+    t = now()
+    async with engine.store.write() as writer:
+        vector = (await engine.embedder.embed(["Noor is fit."], kind="document"))[0]
+        for memory_id, parents in (("mem_fit", [runs]), ("mem_cairo_runner", [runs, cairo])):
+            await writer.insert_memory(
+                NewMemory(id=memory_id, namespace="people", text=memory_id, type="fact",
+                          root_id=memory_id, is_inference=True),
+                vector, t,
+            )  # fmt: skip
+            for parent in parents:
+                await writer.add_relation(memory_id, parent, "derives", 0.8, t)
+    retracted = await post(running, "document/runs/retract")
+    assert retracted["withdrawn"] == sorted([runs, "mem_fit"])
+
+    status, body, _ = await call(running.unix, "DELETE", f"{NS}/document", json={"ids": ["runs"]})
+    assert status == 200, body
+    for gone in (runs, "mem_fit"):
+        status, body, _ = await call(running.unix, "GET", f"{NS}/memories/{gone}")
+        assert_error(status, body, 404)
+    status, kept, _ = await call(running.unix, "GET", f"{NS}/memories/mem_cairo_runner")
+    assert status == 200 and kept["isForgotten"] is False
+    async with engine.store.read() as reader:
+        assert await reader.active_retraction(retracted["subjectId"]) is None

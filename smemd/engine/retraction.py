@@ -11,7 +11,6 @@ since, unretract refuses (409) and names them, rather than guess.
 
 from __future__ import annotations
 
-from collections import deque
 from typing import Literal
 
 import msgspec
@@ -53,8 +52,8 @@ class Retractions:
                 reached = [m.id for m in await writer.memories_of_document(subject)]
             else:
                 seeds, reached = [subject], []
-            withdrawn, unlinked = await _cascade(
-                writer, seeds, reached, subject if kind == "document" else None
+            withdrawn, unlinked = await writer.unsupported(
+                seeds, reached, subject if kind == "document" else None
             )
             roots = {m.root_id for m in await writer.memories_by_id(withdrawn)}
             chains = [m.id for root in roots for m in await writer.chain(root)]
@@ -131,43 +130,6 @@ class Retractions:
         now_images = effects.before if undone else effects.after
         for image in now_images.memories.values():
             loaded.memories.set_live(image.seq, image.is_live)
-
-
-async def _cascade(
-    writer: Writer, seeds: list[str], reached: list[str], document: str | None
-) -> tuple[list[str], list[str]]:
-    """(withdrawn, unlinked): `seeds` and every memory left without a live source when
-    `document` and the withdrawn memories are dead; those reached that keep one, unlinked."""
-    withdrawn: dict[str, None] = {}
-    already: set[str] = set()  # withdrawn by an earlier retraction: theirs, left as they are
-    queue = deque(reached)
-    for seed in seeds:
-        withdrawn[seed] = None
-        queue.extend(await writer.derivers_of(seed))
-    while queue:
-        memory_id = queue.popleft()
-        if memory_id in withdrawn or memory_id in already:
-            continue
-        if (await writer.retraction_ids([memory_id])).get(memory_id):
-            already.add(memory_id)
-            continue
-        if await _has_live_source(writer, memory_id, document, withdrawn):
-            continue
-        withdrawn[memory_id] = None
-        queue.extend(await writer.derivers_of(memory_id))
-    unlinked = [m for m in dict.fromkeys(reached) if m not in withdrawn and m not in already]
-    return list(withdrawn), unlinked
-
-
-async def _has_live_source(
-    writer: Writer, memory_id: str, document: str | None, withdrawn: dict[str, None]
-) -> bool:
-    documents = {d for d in await writer.source_documents(memory_id) if d != document}
-    if documents - await writer.retracted_documents(documents):
-        return True
-    parents = [p for p in await writer.derived_from(memory_id) if p not in withdrawn]
-    held = await writer.retraction_ids(parents)
-    return any(p in held and held[p] is None for p in parents)
 
 
 def _outcome(

@@ -7,6 +7,7 @@ the rows still hold the after-images (updated_at aside) and writes the before-im
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Collection, Sequence
 from typing import Any
 
@@ -124,6 +125,45 @@ class RetractionReads:
             [memory_id, memory_id],
         )
         return {r[0] for r in rows}
+
+    async def unsupported(
+        self, seeds: Sequence[str], reached: Sequence[str], document: str | None, *,
+        past_withdrawn: bool = False,
+    ) -> tuple[list[str], list[str]]:  # fmt: skip
+        """(gone, kept): `seeds`, and every memory left without a live source once `document`
+        and the memories gone are dead, walked from `reached` and through `derives`; `kept`, the
+        memories of `reached` that keep one. A memory an earlier retraction withdrew is that
+        one's and is left out, unless `past_withdrawn` (a hard delete takes it too)."""
+        gone: dict[str, None] = dict.fromkeys(seeds)
+        theirs: set[str] = set()
+        queue = deque(reached)
+        for seed in seeds:
+            queue.extend(await self.derivers_of(seed))
+        while queue:
+            memory_id = queue.popleft()
+            if memory_id in gone or memory_id in theirs:
+                continue
+            if not past_withdrawn and (await self.retraction_ids([memory_id])).get(memory_id):
+                theirs.add(memory_id)
+                continue
+            if await self._has_live_source(memory_id, document, gone):
+                continue
+            gone[memory_id] = None
+            queue.extend(await self.derivers_of(memory_id))
+        kept = [m for m in dict.fromkeys(reached) if m not in gone and m not in theirs]
+        return list(gone), kept
+
+    async def _has_live_source(
+        self, memory_id: str, document: str | None, gone: Collection[str]
+    ) -> bool:
+        """A document other than `document` and not retracted, or a parent not gone nor
+        withdrawn."""
+        documents = {d for d in await self.source_documents(memory_id) if d != document}
+        if documents - await self.retracted_documents(documents):
+            return True
+        parents = [p for p in await self.derived_from(memory_id) if p not in gone]
+        held = await self.retraction_ids(parents)
+        return any(p in held and held[p] is None for p in parents)
 
     async def snapshot(self, ids: Collection[str]) -> Snapshot:
         """The rows of `ids` and the `updates` links touching them, as a retraction saves them."""

@@ -245,11 +245,13 @@ async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
             await writer.rehome_memory(memory.id, others[0])
             continue
         doomed.append(memory.id)
-    doomed_set = set(doomed)
-    memory_seqs = [m.seq for m in derived if m.id in doomed_set]
+    # The same cascade as a retraction: what was inferred from these alone goes with them.
+    doomed, _ = await writer.unsupported(doomed, [], doc.id, past_withdrawn=True)
+    gone = await writer.memories_by_id(doomed)
+    memory_seqs = [m.seq for m in gone]
     # Chains that lose a version close over the gap: an update this document made is undone,
     # and the version it replaced is latest again.
-    chains = {m.root_id for m in derived if m.id in doomed_set}
+    chains = {m.root_id for m in gone}
     await writer.delete_memories(doomed)
     reinstated: list[int] = []
     for root_id in chains:
