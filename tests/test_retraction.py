@@ -206,3 +206,26 @@ async def test_hard_delete_takes_what_was_inferred_from_the_document_alone(
     assert status == 200 and kept["isForgotten"] is False
     async with engine.store.read() as reader:
         assert await reader.active_retraction(retracted["subjectId"]) is None
+
+
+async def test_a_namespace_moved_or_removed_takes_its_retractions(running: Running) -> None:
+    await add(running, "Ivo paints.", id="paints")
+    await settle(running)
+    await post(running, "document/paints/retract")
+    engine = engine_of(running)
+
+    async def retractions() -> list[tuple[Any, ...]]:
+        async with engine.store.read() as reader:
+            rows = await reader.db.execute_fetchall("SELECT namespace FROM retractions")
+        return [tuple(r) for r in rows]
+
+    status, body, _ = await call(running.unix, "DELETE", f"{NS}", params={"moveTo": "artists"})
+    assert status == 200, body
+    assert await retractions() == [("artists",)]
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/ns/artists/document/paints/unretract"
+    )
+    assert status == 200 and body["withdrawn"], body
+    status, body, _ = await call(running.unix, "DELETE", "http://smemd/ns/artists")
+    assert status == 200, body
+    assert await retractions() == []
