@@ -1,5 +1,6 @@
-"""Retraction over random source graphs, through the real daemon: retract then unretract is the
-identity, and after a retraction a memory is live exactly when a live source still holds it."""
+"""Retraction over random source graphs, through the real daemon: retract a document or a memory
+then unretract is the identity, and after a retraction a memory is live exactly when a live
+source still holds it."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ class Graph:
 
 
 @st.composite
-def graphs(draw: st.DrawFn) -> tuple[Graph, int]:
+def graphs(draw: st.DrawFn) -> tuple[Graph, str, int]:
     docs = draw(st.integers(1, 4))
     sources = st.frozensets(st.integers(0, docs - 1), min_size=1, max_size=docs)
     read = draw(st.lists(st.tuples(sources, st.none() | st.integers(0, 1)), min_size=1, max_size=6))
@@ -42,7 +43,13 @@ def graphs(draw: st.DrawFn) -> tuple[Graph, int]:
         earlier = len(read) + len(inferred)
         parents = st.lists(st.integers(0, earlier - 1), min_size=1, max_size=3, unique=True)
         inferred.append(draw(parents))
-    return Graph(docs, read, inferred), draw(st.integers(0, docs - 1))
+    memories = len(read) + len(inferred)
+    subject = draw(st.sampled_from(["document", "memory"]))
+    return (
+        Graph(docs, read, inferred),
+        subject,
+        draw(st.integers(0, (docs if subject == "document" else memories) - 1)),
+    )
 
 
 async def build(engine: Engine, graph: Graph) -> tuple[str, list[str], list[str], list[list[str]]]:
@@ -92,12 +99,17 @@ async def build(engine: Engine, graph: Graph) -> tuple[str, list[str], list[str]
     return namespace, docs, memories, list(chains.values())
 
 
-def expected_live(graph: Graph, retracted: int) -> list[bool]:
-    """A read memory lives while a document other than the retracted one says it; an inference
-    while one of its parents lives."""
-    live = [bool(sources - {retracted}) for sources, _ in graph.read]
+def expected_live(graph: Graph, subject: str, retracted: int) -> list[bool]:
+    """A read memory lives while a document other than a retracted one says it; an inference
+    while one of its parents lives; a retracted memory does not."""
+    document = retracted if subject == "document" else -1
+    live = [bool(sources - {document}) for sources, _ in graph.read]
     for parents in graph.inferred:
         live.append(any(live[p] for p in parents))
+    if subject == "memory":
+        live[retracted] = False
+        for j, parents in enumerate(graph.inferred, start=len(graph.read)):
+            live[j] = live[j] and (j == retracted or any(live[p] for p in parents))
     return live
 
 
@@ -122,16 +134,20 @@ async def test_retract_then_unretract_is_the_identity_and_only_sourceless_memori
 
     @settings(max_examples=100, deadline=None, database=None)
     @given(graphs())
-    def check(case: tuple[Graph, int]) -> None:
-        graph, retracted = case
+    def check(case: tuple[Graph, str, int]) -> None:
+        graph, subject, retracted = case
         namespace, docs, memories, chains = wait(build(engine, graph))
         before = wait(snapshot(engine, namespace))
-        url = f"http://smemd/ns/{namespace}/document/{docs[retracted]}"
+        url = f"http://smemd/ns/{namespace}/" + (
+            f"document/{docs[retracted]}"
+            if subject == "document"
+            else f"memories/{memories[retracted]}"
+        )
         status, body, _ = wait(call(running.unix, "POST", f"{url}/retract"))
         assert status == 200, body
 
         state = wait(rows(engine, memories))
-        live = expected_live(graph, retracted)
+        live = expected_live(graph, subject, retracted)
         withdrawn = [m for m, alive in zip(memories, live, strict=True) if not alive]
         assert [m for m in memories if state[m][0] is not None] == withdrawn
         assert sorted(body["withdrawn"]) == sorted(withdrawn)

@@ -113,6 +113,9 @@ class Retractions:
             doc = await writer.document(namespace, ref)
             if doc is None:
                 raise NotFound("document not found", f"no document {ref!r} in {namespace!r}")
+            if doc.status not in ("done", "failed"):
+                # Its memories are not all made yet: those made later would escape the cascade.
+                raise Conflict("still being ingested", f"document {ref!r} is {doc.status}")
             return doc.id
         memory = await writer.memory(namespace, ref)
         if memory is None:
