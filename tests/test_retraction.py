@@ -81,6 +81,11 @@ async def test_one_of_two_sources_keeps_the_memory_both_withdraw_it_and_what_der
     async with engine.store.read() as reader:
         assert await reader.sources_of(cello) == [second["id"]]
     assert_error(*(await call(running.unix, "POST", f"{NS}/document/cello-a/retract"))[:2], 409)
+    # A retracted document cannot be changed (its new content would be read as live).
+    status, body, _ = await call(
+        running.unix, "PATCH", f"{NS}/document/cello-a", json={"content": "Mia plays the oboe."}
+    )
+    assert_error(status, body, 409)
 
     both = await post(running, "document/oslo-b/retract")
     # Oslo's only source and the cello's last one: both go, and the inference made of them.

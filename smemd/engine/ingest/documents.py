@@ -16,7 +16,7 @@ from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.chunking import title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
-from smemd.errors import STORE_CANNOT_WRITE, NotFound
+from smemd.errors import STORE_CANNOT_WRITE, Conflict, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Chunk, Document
 from smemd.store.scope import Scope
@@ -205,6 +205,11 @@ class Documents:
         return deleted, errors
 
     async def _revise(self, writer: Writer, doc: Document, change: DocumentChange) -> Document:
+        if (retraction := await writer.active_retraction(doc.id)) is not None:
+            # What it says now would be read as live while what it said is withdrawn.
+            raise Conflict(
+                "document retracted", f"unretract {doc.id!r} ({retraction.id}) to change it"
+            )
         t = now()
         changes: dict[str, Any] = {"updated_at": t}
         if change.metadata is not None:
