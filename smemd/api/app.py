@@ -21,6 +21,7 @@ from smemd.api import (
     overview,
     recall,
     recent,
+    retraction,
     review,
     status,
 )
@@ -45,6 +46,7 @@ ROUTES: list[Route] = [
     *files.ROUTES,
     *recall.ROUTES,
     *memories.ROUTES,
+    *retraction.ROUTES,
     *graph.ROUTES,
     *review.ROUTES,
     *namespaces.ROUTES,

@@ -20,6 +20,7 @@ from smemd.engine.namespaces import NamespaceChanges
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
+from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -76,6 +77,7 @@ class Engine:
             self.store, self.indexes, self.worker, fetch_urls=(ingest or IngestConfig()).fetch_urls
         )
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
+        self.retractions = Retractions(self.store, self.indexes)
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.memories.hide)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)

@@ -170,6 +170,10 @@ class Memories:
             memory = await writer.memory(namespace, memory_id)
             if memory is None:
                 raise _not_found(namespace, memory_id)
+            if held := (await writer.retraction_ids([memory.id]))[memory.id]:
+                raise Conflict(
+                    "withdrawn by a retraction", f"memory {memory_id!r}: unretract {held} instead"
+                )
             await writer.set_forgotten(memory.id, None, None, now())
             restored = await writer.memory(namespace, memory_id)
         assert restored is not None

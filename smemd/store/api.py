@@ -16,19 +16,28 @@ from smemd.store.graph import GraphReads
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
 from smemd.store.namespaces import NamespaceReads, NamespaceWrites
+from smemd.store.retractions import RetractionReads, RetractionWrites
 
 # The scan turn of reads across namespaces: no namespace can be named so.
 EVERY_NAMESPACE = "*"
 
 
 class Reader(
-    DocumentReads, MemoryReads, JudgementReads, ContradictionReads, GraphReads, NamespaceReads
+    DocumentReads,
+    MemoryReads,
+    JudgementReads,
+    ContradictionReads,
+    GraphReads,
+    NamespaceReads,
+    RetractionReads,
 ):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
 
 
-class Writer(DocumentWrites, MemoryWrites, JudgementWrites, NamespaceWrites, Reader):
+class Writer(
+    DocumentWrites, MemoryWrites, JudgementWrites, NamespaceWrites, RetractionWrites, Reader
+):
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
 

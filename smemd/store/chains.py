@@ -35,16 +35,21 @@ class Version(Record):
 _VERSION_COLUMNS = columns(Version)
 
 
-async def rechain(db: aiosqlite.Connection, root_id: str, now: float) -> list[Version]:
+async def rechain(
+    db: aiosqlite.Connection, root_id: str, now: float, *, skip_retracted: bool = True
+) -> list[Version]:
     """The versions sharing `root_id`, renumbered in valid-time order, whatever order they came.
 
     The earliest is the root and version 1; each later one's parent is the one before it, and
     `updates` it. A version's valid time ends where the next begins; only the last is latest.
     One that stops being latest is superseded now; one placed in the past was never believed
     current, and is superseded as it is stored. Ties in valid time keep the order of storing.
+    A retracted version is out of its chain (kept as it was, for unretract to put back);
+    `skip_retracted` is False only for migrations older than the column.
     """
+    skip = " AND retraction_id IS NULL" if skip_retracted else ""
     rows = await db.execute_fetchall(
-        f"SELECT {_VERSION_COLUMNS} FROM memories WHERE root_id = ?", [root_id]
+        f"SELECT {_VERSION_COLUMNS} FROM memories WHERE root_id = ?{skip}", [root_id]
     )
     chain = sorted(
         (to_record(Version, row) for row in rows),

@@ -298,7 +298,9 @@ class MemoryWrites(MemoryReads):
         await self.db.execute(f"DELETE FROM memories WHERE id IN ({marks})", list(ids))
 
     async def delete_document_rows(self, document_id: str) -> None:
-        """The document, its chunks (cascade), its jobs, candidates and source links."""
+        """The document, its chunks (cascade), its jobs, candidates, source links and
+        retraction (the memories it withdrew go with the document)."""
+        await self.db.execute("DELETE FROM retractions WHERE subject_id = ?", [document_id])
         await self.db.execute(
             "DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs WHERE document_id = ?)",
             [document_id],

@@ -11,7 +11,9 @@ from smemd.store.rows import DOCUMENT_COLUMNS, to_records
 
 ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
-_OWNED = ("judgements", "jobs", "memories", "chunks", "documents", "profile_buckets")
+_OWNED = (
+    "retractions", "judgements", "jobs", "memories", "chunks", "documents", "profile_buckets",
+)  # fmt: skip
 # Rows that name a namespace's rows by id, deleted before them (the subqueries need them).
 _BY_ID = [
     "DELETE FROM labels WHERE subject_id IN (SELECT id FROM judgements WHERE namespace = :ns)"

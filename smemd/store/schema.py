@@ -286,7 +286,7 @@ async def m0004_valid_time(db: aiosqlite.Connection) -> None:
     )
     now = time.time()
     for (root_id,) in roots:
-        await rechain(db, root_id, now)
+        await rechain(db, root_id, now, skip_retracted=False)  # no retraction_id column yet
 
 
 async def m0005_contradictions(db: aiosqlite.Connection) -> None:
@@ -346,6 +346,33 @@ async def m0007_job_priority(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0009_retraction(db: aiosqlite.Connection) -> None:
+    """Retractions: what each did (to undo it exactly), and which memories one withdrew.
+
+    A withdrawn memory is forgotten (out of recall, list and profile as any forgotten one) and
+    names its retraction; a version chain closes over it (`rechain` skips it), so the version
+    it had superseded is latest again.
+    """
+    await execute_script(
+        db,
+        """
+        CREATE TABLE retractions (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            subject_kind TEXT NOT NULL,
+            subject_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            undone_at REAL,
+            effects TEXT NOT NULL
+        );
+        CREATE INDEX retractions_subject ON retractions(subject_id) WHERE undone_at IS NULL;
+        ALTER TABLE memories ADD COLUMN retraction_id TEXT;
+        CREATE INDEX memories_retraction ON memories(retraction_id)
+            WHERE retraction_id IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -354,6 +381,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0005_contradictions", m0005_contradictions),
     ("0006_profile_buckets", m0006_profile_buckets),
     ("0007_job_priority", m0007_job_priority),
+    ("0009_retraction", m0009_retraction),
 ]
 
 

@@ -16,7 +16,7 @@ from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.chunking import title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
-from smemd.errors import STORE_CANNOT_WRITE, NotFound
+from smemd.errors import STORE_CANNOT_WRITE, Conflict, NotFound
 from smemd.store.api import Store, Writer
 from smemd.store.records import Chunk, Document
 from smemd.store.scope import Scope
@@ -205,6 +205,11 @@ class Documents:
         return deleted, errors
 
     async def _revise(self, writer: Writer, doc: Document, change: DocumentChange) -> Document:
+        if (retraction := await writer.active_retraction(doc.id)) is not None:
+            # What it says now would be read as live while what it said is withdrawn.
+            raise Conflict(
+                "document retracted", f"unretract {doc.id!r} ({retraction.id}) to change it"
+            )
         t = now()
         changes: dict[str, Any] = {"updated_at": t}
         if change.metadata is not None:
@@ -245,11 +250,13 @@ async def _delete_document(writer: Writer, doc: Document) -> _Deleted:
             await writer.rehome_memory(memory.id, others[0])
             continue
         doomed.append(memory.id)
-    doomed_set = set(doomed)
-    memory_seqs = [m.seq for m in derived if m.id in doomed_set]
+    # The same cascade as a retraction: what was inferred from these alone goes with them.
+    doomed, _ = await writer.unsupported(doomed, [], doc.id, past_withdrawn=True)
+    gone = await writer.memories_by_id(doomed)
+    memory_seqs = [m.seq for m in gone]
     # Chains that lose a version close over the gap: an update this document made is undone,
     # and the version it replaced is latest again.
-    chains = {m.root_id for m in derived if m.id in doomed_set}
+    chains = {m.root_id for m in gone}
     await writer.delete_memories(doomed)
     reinstated: list[int] = []
     for root_id in chains:

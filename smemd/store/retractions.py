@@ -1,0 +1,268 @@
+"""SQL for retractions: the rows one touches, before and after, so unretract puts back exactly.
+
+A retraction's effects are images of the memory rows it changed (the columns below), the
+`updates` links of the chains it closed, and the source links it removed. Unretract checks that
+the rows still hold the after-images (updated_at aside) and writes the before-images back.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import aiosqlite
+import msgspec
+
+from smemd.store.records import Record
+
+# What a retraction may change on a memory row, and so what it saves and puts back.
+IMAGE_COLUMNS = (
+    "version", "is_latest", "root_id", "parent_id", "valid_until", "superseded_at",
+    "forgotten_at", "forget_reason", "retraction_id", "document_id", "chunk_id", "updated_at",
+)  # fmt: skip
+_COMPARED = IMAGE_COLUMNS.index("updated_at")  # later touches of updated_at are no conflict
+_LINK = tuple[str, str, float, float]  # an `updates` relation: from, to, score, created_at
+_SOURCE = tuple[str, str, str, float]  # a memory_sources row
+
+
+class Image(msgspec.Struct, array_like=True):
+    """A memory row as a retraction saw it: its seq (for the indexes) and IMAGE_COLUMNS."""
+
+    seq: int
+    values: list[Any]
+
+    def column(self, name: str) -> Any:
+        return self.values[IMAGE_COLUMNS.index(name)]
+
+    @property
+    def is_live(self) -> bool:
+        return bool(self.column("is_latest")) and self.column("forgotten_at") is None
+
+
+class Snapshot(msgspec.Struct):
+    memories: dict[str, Image]
+    links: list[_LINK]
+
+
+class Effects(msgspec.Struct):
+    before: Snapshot
+    after: Snapshot
+    sources_removed: list[_SOURCE]
+
+
+class Retraction(Record):
+    id: str
+    namespace: str
+    subject_kind: str
+    subject_id: str
+    created_at: float
+    undone_at: float | None
+    effects: Effects
+
+
+_encode = msgspec.json.Encoder().encode
+_decode_effects = msgspec.json.Decoder(Effects).decode
+
+
+class RetractionReads:
+    db: aiosqlite.Connection
+
+    async def active_retraction(self, subject_id: str) -> Retraction | None:
+        rows = await self.db.execute_fetchall(
+            "SELECT id, namespace, subject_kind, subject_id, created_at, undone_at, effects"
+            " FROM retractions WHERE subject_id = ? AND undone_at IS NULL",
+            [subject_id],
+        )
+        for row in rows:
+            return Retraction(
+                id=row[0], namespace=row[1], subject_kind=row[2], subject_id=row[3],
+                created_at=row[4], undone_at=row[5], effects=_decode_effects(row[6]),
+            )  # fmt: skip
+        return None
+
+    async def retracted_documents(self, ids: Collection[str]) -> set[str]:
+        """Those of `ids` that are documents under a retraction not undone."""
+        if not ids:
+            return set()
+        marks = ",".join("?" * len(ids))
+        rows = await self.db.execute_fetchall(
+            "SELECT subject_id FROM retractions WHERE subject_kind = 'document'"
+            f" AND undone_at IS NULL AND subject_id IN ({marks})",
+            list(ids),
+        )
+        return {r[0] for r in rows}
+
+    async def retraction_ids(self, memory_ids: Collection[str]) -> dict[str, str | None]:
+        """Each memory's retraction (None when it is not withdrawn)."""
+        if not memory_ids:
+            return {}
+        marks = ",".join("?" * len(memory_ids))
+        rows = await self.db.execute_fetchall(
+            f"SELECT id, retraction_id FROM memories WHERE id IN ({marks})", list(memory_ids)
+        )
+        return {r[0]: r[1] for r in rows}
+
+    async def derivers_of(self, memory_id: str) -> list[str]:
+        """The memories inferred from this one (a `derives` link points at its source)."""
+        rows = await self.db.execute_fetchall(
+            "SELECT from_id FROM relations WHERE to_id = ? AND kind = 'derives' ORDER BY from_id",
+            [memory_id],
+        )
+        return [r[0] for r in rows]
+
+    async def derived_from(self, memory_id: str) -> list[str]:
+        rows = await self.db.execute_fetchall(
+            "SELECT to_id FROM relations WHERE from_id = ? AND kind = 'derives'", [memory_id]
+        )
+        return [r[0] for r in rows]
+
+    async def source_documents(self, memory_id: str) -> set[str]:
+        """Every document a memory was read from: its source links and its own document."""
+        rows = await self.db.execute_fetchall(
+            "SELECT document_id FROM memory_sources WHERE memory_id = ? UNION"
+            " SELECT document_id FROM memories WHERE id = ? AND document_id IS NOT NULL",
+            [memory_id, memory_id],
+        )
+        return {r[0] for r in rows}
+
+    async def unsupported(
+        self, seeds: Sequence[str], reached: Sequence[str], document: str | None, *,
+        past_withdrawn: bool = False,
+    ) -> tuple[list[str], list[str]]:  # fmt: skip
+        """(gone, kept): `seeds`, and every memory left without a live source once `document`
+        and the memories gone are dead, walked from `reached` and through `derives`; `kept`, the
+        memories of `reached` that keep one. A memory an earlier retraction withdrew is that
+        one's and is left out, unless `past_withdrawn` (a hard delete takes it too)."""
+        gone: dict[str, None] = dict.fromkeys(seeds)
+        theirs: set[str] = set()
+        queue = deque(reached)
+        for seed in seeds:
+            queue.extend(await self.derivers_of(seed))
+        while queue:
+            memory_id = queue.popleft()
+            if memory_id in gone or memory_id in theirs:
+                continue
+            if not past_withdrawn and (await self.retraction_ids([memory_id])).get(memory_id):
+                theirs.add(memory_id)
+                continue
+            if await self._has_live_source(memory_id, document, gone):
+                continue
+            gone[memory_id] = None
+            queue.extend(await self.derivers_of(memory_id))
+        kept = [m for m in dict.fromkeys(reached) if m not in gone and m not in theirs]
+        return list(gone), kept
+
+    async def _has_live_source(
+        self, memory_id: str, document: str | None, gone: Collection[str]
+    ) -> bool:
+        """A document other than `document` and not retracted, or a parent not gone nor
+        withdrawn."""
+        documents = {d for d in await self.source_documents(memory_id) if d != document}
+        if documents - await self.retracted_documents(documents):
+            return True
+        parents = [p for p in await self.derived_from(memory_id) if p not in gone]
+        held = await self.retraction_ids(parents)
+        return any(p in held and held[p] is None for p in parents)
+
+    async def snapshot(self, ids: Collection[str]) -> Snapshot:
+        """The rows of `ids` and the `updates` links touching them, as a retraction saves them."""
+        if not ids:
+            return Snapshot({}, [])
+        marks = ",".join("?" * len(ids))
+        rows = await self.db.execute_fetchall(
+            f"SELECT id, seq, {', '.join(IMAGE_COLUMNS)} FROM memories WHERE id IN ({marks})",
+            list(ids),
+        )
+        links = await self.db.execute_fetchall(
+            "SELECT from_id, to_id, score, created_at FROM relations WHERE kind = 'updates'"
+            f" AND (from_id IN ({marks}) OR to_id IN ({marks})) ORDER BY from_id, to_id",
+            [*ids, *ids],
+        )
+        return Snapshot(
+            {r[0]: Image(r[1], list(r[2:])) for r in rows},
+            [(r[0], r[1], r[2], r[3]) for r in links],
+        )
+
+
+class RetractionWrites(RetractionReads):
+    async def remove_sources(self, memory_id: str, document_id: str) -> list[_SOURCE]:
+        """Unlink a memory from a document; the links removed."""
+        rows = await self.db.execute_fetchall(
+            "SELECT memory_id, document_id, chunk_id, created_at FROM memory_sources"
+            " WHERE memory_id = ? AND document_id = ?",
+            [memory_id, document_id],
+        )
+        await self.db.execute(
+            "DELETE FROM memory_sources WHERE memory_id = ? AND document_id = ?",
+            [memory_id, document_id],
+        )
+        return [(r[0], r[1], r[2], r[3]) for r in rows]
+
+    async def touch(self, memory_ids: Sequence[str], now: float) -> None:
+        marks = ",".join("?" * len(memory_ids))
+        await self.db.execute(
+            f"UPDATE memories SET updated_at = ? WHERE id IN ({marks})", [now, *memory_ids]
+        )
+
+    async def withdraw(self, memory_ids: Sequence[str], retraction_id: str, now: float) -> None:
+        marks = ",".join("?" * len(memory_ids))
+        await self.db.execute(
+            # Not latest either: its chain closes over it, and the one it superseded is latest.
+            "UPDATE memories SET forgotten_at = ?, forget_reason = 'retracted', retraction_id = ?,"
+            f" is_latest = 0, updated_at = ? WHERE id IN ({marks})",
+            [now, retraction_id, now, *memory_ids],
+        )
+
+    async def insert_retraction(self, retraction: Retraction) -> None:
+        await self.db.execute(
+            "INSERT INTO retractions (id, namespace, subject_kind, subject_id, created_at,"
+            " undone_at, effects) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [
+                retraction.id, retraction.namespace, retraction.subject_kind,
+                retraction.subject_id, retraction.created_at, None, _encode(retraction.effects),
+            ],
+        )  # fmt: skip
+
+    async def conflicts(self, effects: Effects) -> list[str]:
+        """The memories whose rows (or chain links) changed since the retraction left them."""
+        now = await self.snapshot(list(effects.after.memories))
+        changed = [
+            memory_id
+            for memory_id, image in effects.after.memories.items()
+            if (current := now.memories.get(memory_id)) is None
+            or current.values[:_COMPARED] != image.values[:_COMPARED]
+            or current.values[_COMPARED + 1 :] != image.values[_COMPARED + 1 :]
+        ]
+        if not changed and sorted(now.links) != sorted(effects.after.links):
+            changed = sorted({link[0] for link in {*now.links} ^ {*effects.after.links}})
+        return changed
+
+    async def undo(self, retraction: Retraction, now: float) -> None:
+        """Write the before-images back (the caller checked `conflicts`) and close the record."""
+        effects = retraction.effects
+        sets = ", ".join(f"{c} = ?" for c in IMAGE_COLUMNS)
+        for memory_id, image in effects.before.memories.items():
+            await self.db.execute(
+                f"UPDATE memories SET {sets} WHERE id = ?", [*image.values, memory_id]
+            )
+        for from_id, to_id, _, _ in effects.after.links:
+            await self.db.execute(
+                "DELETE FROM relations WHERE from_id = ? AND to_id = ? AND kind = 'updates'",
+                [from_id, to_id],
+            )
+        await self.db.executemany(
+            # An upsert, not OR REPLACE, as in add_relation: the `connections` triggers.
+            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
+            " VALUES (?, ?, 'updates', ?, ?)"
+            " ON CONFLICT DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
+            effects.before.links,
+        )
+        await self.db.executemany(
+            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?)",
+            effects.sources_removed,
+        )
+        await self.db.execute(
+            "UPDATE retractions SET undone_at = ? WHERE id = ?", [now, retraction.id]
+        )
