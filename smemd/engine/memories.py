@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from smemd.engine.entities.mentions import mentions
 from smemd.engine.filters import Filter
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
@@ -202,6 +203,7 @@ class Memories:
                     event_at=old.event_at, expires_at=expires_at, is_static=old.is_static,
                     metadata=old.metadata if metadata is None else metadata,
                     entities=old.entities,
+                    mentions=mentions(text, old.entities),
                     # A correction holds from now, and never before what it corrects.
                     valid_from=max(t, old.valid_from),
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again

@@ -12,6 +12,7 @@ import aiosqlite
 from smemd.store.contradictions import ContradictionReads
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
+from smemd.store.entities import EntityReads
 from smemd.store.graph import GraphReads
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
@@ -22,7 +23,13 @@ EVERY_NAMESPACE = "*"
 
 
 class Reader(
-    DocumentReads, MemoryReads, JudgementReads, ContradictionReads, GraphReads, NamespaceReads
+    DocumentReads,
+    MemoryReads,
+    EntityReads,
+    JudgementReads,
+    ContradictionReads,
+    GraphReads,
+    NamespaceReads,
 ):
     def __init__(self, db: aiosqlite.Connection) -> None:
         self.db = db
