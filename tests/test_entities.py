@@ -11,7 +11,7 @@ import pytest
 from smemd.engine.entities.finder import find
 from smemd.store import schema
 from smemd.store.api import Store
-from smemd.store.records import NewMemory
+from smemd.store.records import Mention, NewMemory
 from smemd.store.schema import MIGRATIONS
 from tests.bench.entities import score
 from tests.conftest import Running
@@ -158,3 +158,35 @@ async def test_bad_entity_requests_are_400_or_404(running: Running) -> None:
     melanie = (await entities(running))["entities"][0]["id"]
     status, body, _ = await call(running.unix, "GET", f"{other}/entities/{melanie}")
     assert_error(status, body, 404)
+
+
+async def test_moving_a_namespace_joins_entities_of_one_name_and_removing_takes_them(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    await store.open()
+    async with store.write() as writer:
+        for i, (ns, name, valid_from) in enumerate(
+            [("a", "Alex", 10.0), ("a", "Oslo", 10.0), ("b", "alex", 20.0)]
+        ):
+            await writer.ensure_namespace(ns, 1.0)
+            new = NewMemory(
+                id=f"mem_{i}", namespace=ns, text=f"fact {i}", type="fact", root_id=f"mem_{i}",
+                valid_from=valid_from, mentions=[Mention(name=name, kind="person")],
+            )  # fmt: skip
+            await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
+        await writer.move_namespace("a", "b")
+    async with store.read() as reader:
+        found, _ = await reader.entities("b", q=None, kind=None, limit=10, offset=0)
+        assert [(e.name, e.memories, e.first_seen, e.last_seen) for e in found] == [
+            ("alex", 2, 10.0, 20.0),
+            ("Oslo", 1, 10.0, 10.0),
+        ]
+        assert (await reader.entities("a", q=None, kind=None, limit=10, offset=0))[1] == 0
+    async with store.write() as writer:
+        await writer.remove_namespace("b")
+    async with store.read() as reader:
+        assert (await reader.entities("b", q=None, kind=None, limit=10, offset=0))[1] == 0
+        rows = await reader.db.execute_fetchall("SELECT count(*) FROM memory_entities")
+        assert next(iter(rows))[0] == 0
+    await store.close()
