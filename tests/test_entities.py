@@ -116,6 +116,19 @@ async def test_ingest_links_entities_and_the_list_counts_their_memories(running:
     assert len(paged["entities"]) == 1 and paged["pagination"]["totalPages"] == 3
 
     melanie = body["entities"][0]["id"]
+    for entity in (melanie, "MELANIE"):
+        status, listed, _ = await call(
+            running.unix, "POST", f"{NS}/list/memories", json={"entity": entity}
+        )
+        assert status == 200, listed
+        assert sorted(m["memory"] for m in listed["memories"]) == [
+            "Caroline: I went to the support group with Melanie.",
+            "Melanie ran a charity race in Boston.",
+        ]
+    status, listed, _ = await call(
+        running.unix, "POST", f"{NS}/list/memories", json={"entity": "Nobody"}
+    )
+    assert status == 200 and listed["memories"] == [], listed
     status, profile, _ = await call(running.unix, "GET", f"{NS}/entities/{melanie}")
     assert status == 200, profile
     assert {e["name"]: e["memories"] for e in profile["related"]} == {"Caroline": 1, "Boston": 1}

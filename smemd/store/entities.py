@@ -16,6 +16,11 @@ from smemd.store.rows import columns, to_records
 _ENTITY_FIELDS = [f for f in Entity.__struct_fields__ if f != "memories"]
 _ENTITY_COLUMNS = ", ".join(f"e.{f}" for f in _ENTITY_FIELDS)
 _aliases = msgspec.json.Decoder(list[str]).decode
+# The memories that name an entity; params: namespace, then the entity's id or name (any case).
+NAMES_ENTITY = (
+    "m.id IN (SELECT l.memory_id FROM memory_entities l JOIN entities e ON e.id = l.entity_id"
+    " WHERE e.namespace = ? AND (e.id = ? OR lower(e.name) = lower(?)))"
+)
 # The live memories linking an entity, counted per entity row.
 _LIVE_COUNT = (
     "(SELECT count(*) FROM memory_entities l JOIN memories m ON m.id = l.memory_id"
