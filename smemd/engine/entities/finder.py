@@ -33,7 +33,8 @@ _NEVER = set(
 )
 # Capitalised only because they open a sentence: function words, adverbs, interjections.
 _COMMON = set(
-    """the a an this that these those it it's its he she they we you he's she's they're we're
+    """the a an this that these those it it's its he she they we you me him them us
+    he's she's they're we're
     you're there there's here here's what what's who who's when where why how which let's let
     and but or so if then also just yes yeah yep no nope not oh wow hey hi hello thanks thank
     cool nice great awesome sure well maybe yesterday today tomorrow tonight last next every
@@ -52,7 +53,7 @@ _COMMON_NOUNS = set(
     everything something nothing everyone someone anyone everybody somebody nobody home
     college summer winter spring fall autumn weather dinner lunch breakfast""".split()
 )
-_NOUN_ENDINGS = ("ing", "ness", "ion", "ment", "ity", "ship", "ism")
+_NOUN_ENDINGS = ("ing", "ness", "ion", "ment", "ity", "ship", "ism", "ance", "ence")
 _VERBS = re.compile(
     r"^(?:is|was|has|had|lives|lived|works|worked|went|goes|said|says|loves|loved|likes|liked|"
     r"wants|wanted|got|gets|made|makes|moved|started|joined|visited|bought|took|told|met|"
@@ -94,7 +95,8 @@ def find(text: str) -> list[Found]:
 
 
 def _spans(tokens: list[str], known: set[str]) -> list[tuple[str, str, str]]:
-    """(name, word before, word after) for each capitalised span."""
+    """(name, word before, word after) for each capitalised span; "and" after a sentence's first
+    word stands for the word after it ("Max and I went", not "Perseverance and patience")."""
     spans = []
     start_of_sentence = True
     i = 0
@@ -121,6 +123,9 @@ def _spans(tokens: list[str], known: set[str]) -> list[tuple[str, str, str]]:
             j += 1
         before = tokens[i - 1].lower() if i > 0 else ""
         after = tokens[j].lower() if j < len(tokens) else ""
+        if after == "and":
+            joined = tokens[j + 1] if j + 1 < len(tokens) else ""
+            after = "and" if joined == "I" or _is_capital(joined) else ""
         at_start = start_of_sentence
         # Mid-sentence too: a quoted title opens with "The".
         if words[0].lower().rstrip("'\u2019s") in _COMMON | _NEVER:
@@ -142,7 +147,8 @@ def _vouched(name: str, words: list[str], after: str, known: set[str]) -> bool:
     return (
         name.lower() in known
         or len(words) > 1
-        or bool(_POSSESSIVE.search(words[-1]))
+        # "Life's been" is "Life has been": a common noun's 's is rarely a possessive.
+        or (bool(_POSSESSIVE.search(words[-1])) and not _noun_like(name))
         or (bool(_VERBS.match(after)) and (after not in _WEAK_VERBS or not _noun_like(name)))
     )
 
