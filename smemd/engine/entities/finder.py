@@ -67,6 +67,12 @@ _ORGANISATION = set(
 _PLACE_WORDS = set(
     "street st road avenue park city lake river mountain beach island county state bay".split()
 )
+# Words before a person's name: "with Melanie", "told Priya", "Hey Nate", "my friend Dave".
+_PERSON_CUES = set(
+    """with told tell met meet thanks thank hey hi hello by named friend friends sister
+    brother cousin mom dad son daughter wife husband girlfriend boyfriend partner mr mrs ms dr
+    , ask asked called""".split()
+)
 _PLACE_CUES = {"in", "from", "to", "near", "visited", "visit", "visiting"}
 
 
@@ -135,7 +141,8 @@ def _spans(tokens: list[str], known: set[str]) -> list[tuple[str, str, str]]:
             at_start = False
         name = _clean(words)
         if name and (not at_start or _vouched(name, words, after, known)):
-            spans.append((name, before, after))
+            owns = bool(_POSSESSIVE.search(words[-1]))
+            spans.append((name, before, "'s" if owns else after))
         start_of_sentence = False
         i = j
     return spans
@@ -187,7 +194,9 @@ def _kind(name: str, before: str, after: str) -> EntityKind:
         return "organisation"
     if words[-1] in _PLACE_WORDS or before in _PLACE_CUES:
         return "place"
-    if _VERBS.match(after) or len(words) <= 2:
+    # A subject's verb, or a past tense after it ("Sarah adopted"); "and" says nothing of kind.
+    acts = (_VERBS.match(after) and after != "and") or (after.endswith("ed") and len(after) > 3)
+    if acts or after in (",", "!", "'s") or before in _PERSON_CUES:
         return "person"
     return "thing"
 
