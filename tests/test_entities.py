@@ -40,6 +40,10 @@ def test_the_finder_names_speakers_spans_possessives_and_subjects() -> None:
         ("Maria", "person"),
         ("Acme Corp", "organisation"),
     ]
+    assert names("My favourite brand is Nike. Thanks, Gina!") == [
+        ("Nike", "thing"),
+        ("Gina", "person"),
+    ]
 
 
 def test_the_finder_leaves_out_sentence_openers_time_words_and_acronyms() -> None:
