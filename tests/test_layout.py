@@ -14,7 +14,8 @@ ALLOWED = {
     "dates": set(),
     "index": set(),
     "judgement": {"ids", "index"},
-    "ingest": {"dates", "index", "judgement"} | SHARED,
+    "entities": set(),
+    "ingest": {"dates", "index", "judgement", "entities"} | SHARED,
     "recall": {"dates", "index"} | SHARED,
     "dreaming": {"index", "judgement"} | SHARED,
 }

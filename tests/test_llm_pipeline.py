@@ -135,6 +135,12 @@ async def test_the_model_reads_facts_and_the_judge_versions_them(running: Runnin
     assert status == 200 and found["results"][0]["memory"].endswith("balcony"), found
     assert found["results"][0]["entities"] == ["Alex"]
     assert found["results"][0]["typedBy"] == "extraction"
+    # The names the model gave are the entity rows; the finder only guesses their kinds.
+    status, listed, _ = await call(running.unix, "GET", f"{NS}/entities")
+    assert status == 200, listed
+    assert {e["name"]: (e["kind"], e["memories"]) for e in listed["entities"]} == {
+        "Alex": ("person", 2), "Portland": ("place", 1), "Seattle": ("place", 0),
+    }  # fmt: skip
     siblings = found["results"][0]["included"]["related"]["siblings"]
     assert [(m["memory"], m["relation"]) for m in siblings] == [
         ("Alex lives in Portland", "extends")

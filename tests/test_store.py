@@ -145,6 +145,7 @@ async def test_contradictions_counted_before_their_migration_are_taken_out(
         "0005_contradictions",
         "0006_profile_buckets",
         "0007_job_priority",
+        "0008_entities",
         "0009_retraction",
     ]
     await store.close()

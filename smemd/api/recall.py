@@ -120,7 +120,7 @@ async def list_items(request: web.Request) -> web.Response:
         memories, total = await engine.memories.list_memories(
             ns, page=page, limit=limit, sort=sort, order=order, filter=filter,
             include_forgotten=body.include.forgotten, history=body.history, type=body.type,
-            status=body.status, document=body.document,
+            status=body.status, document=body.document, entity=body.entity,
         )  # fmt: skip
         now = time.time()
         out.memories = [render.memory(m, now) for m in memories]

@@ -7,6 +7,8 @@ them to it):
 - `index`: one namespace's in-memory vector and BM25 indexes. Imports nothing of the engine.
 - `judgement`: the letter-probability judge, its questions, the heuristic and model reconcile
   decisions, people's labels and calibration. Imports `index` for its words.
+- `entities`: names in a fact's text found without a model, and the mentions a new memory links
+  to entity rows. Imports nothing of the engine.
 - `ingest`: documents in, and the durable worker's phases: fetching, chunking, extracting,
   reconciling.
 - `recall`: hybrid search, the profile, and evidence rendered for a model.
@@ -14,6 +16,7 @@ them to it):
 
 Shared by all: `ids` (identifiers, clocks), `quiet` (when the models were last used), `filters`
 (the v5 metadata filter). `memories` (reading, versioning and forgetting memories), `review`
-(contradictions listed and resolved by a person), `graph` (a bounded neighbourhood of documents and
+(contradictions listed and resolved by a person), `entity_profiles` (an entity's listing and
+story), `graph` (a bounded neighbourhood of documents and
 memories) and `core` (the `Engine` that ties them together) sit on top.
 """

@@ -7,6 +7,7 @@ from typing import Any
 
 import msgspec
 
+from smemd.engine.entities.mentions import mentions
 from smemd.engine.filters import Filter
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
@@ -15,6 +16,7 @@ from smemd.engine.recall.query import Query
 from smemd.errors import Conflict, NotFound
 from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
+from smemd.store.entities import NAMES_ENTITY
 from smemd.store.memories import CITES_DOCUMENT, STATUS_WHERE
 from smemd.store.records import Memory, MemoryStatus, MemoryType, NewMemory, RelationKind
 
@@ -94,10 +96,10 @@ class Memories:
         self, namespace: str, *, page: int, limit: int, sort: str, order: str,
         filter: Filter | None = None, include_forgotten: bool = False, history: bool = False,
         type: MemoryType | None = None, status: MemoryStatus | None = None,
-        document: str | None = None,
+        document: str | None = None, entity: str | None = None,
     ) -> tuple[list[Memory], int]:  # fmt: skip
         """A page of memories; `status`, when given, stands in for `history` and
-        `include_forgotten`; `document` keeps those it is a source of."""
+        `include_forgotten`; `document` keeps those it is a source of, `entity` those naming it."""
         parts: list[str] = []
         params: list[object] = []
         if status is not None:
@@ -114,6 +116,9 @@ class Memories:
         if document is not None:
             parts.append(CITES_DOCUMENT)
             params += [namespace, document, document]
+        if entity is not None:
+            parts.append(NAMES_ENTITY)
+            params += [namespace, entity, entity]
         if type is not None:
             parts.append("m.type = ?")
             params.append(type)
@@ -206,6 +211,7 @@ class Memories:
                     event_at=old.event_at, expires_at=expires_at, is_static=old.is_static,
                     metadata=old.metadata if metadata is None else metadata,
                     entities=old.entities,
+                    mentions=mentions(text, old.entities),
                     # A correction holds from now, and never before what it corrects.
                     valid_from=max(t, old.valid_from),
                 ),  # typed_by unset: a new text re-opens its type, for dreaming to ask again

@@ -134,6 +134,8 @@ class ListBody(Request):
     status: Literal["live", "superseded", "forgotten"] | None = None
     # Only the memories this document (smem's id or the caller's) is a source of.
     document: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] | None = None
+    # Only the memories naming this entity (its id, or its name in any case).
+    entity: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] | None = None
 
 
 class ForgetIds(Request):

@@ -12,6 +12,7 @@ import aiosqlite
 from smemd.store.contradictions import ContradictionReads
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
+from smemd.store.entities import EntityReads
 from smemd.store.graph import GraphReads
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
@@ -25,6 +26,7 @@ EVERY_NAMESPACE = "*"
 class Reader(
     DocumentReads,
     MemoryReads,
+    EntityReads,
     JudgementReads,
     ContradictionReads,
     GraphReads,

@@ -10,6 +10,7 @@ import numpy as np
 
 from smemd.store import chains
 from smemd.store.chains import Version
+from smemd.store.entities import EntityWrites
 from smemd.store.records import (
     IndexRows,
     Memory,
@@ -211,7 +212,7 @@ class MemoryReads:
         return [r[0] for r in rows]
 
 
-class MemoryWrites(MemoryReads):
+class MemoryWrites(MemoryReads, EntityWrites):
     async def insert_memories(
         self, items: Sequence[tuple[NewMemory, np.ndarray]], now: float
     ) -> None:
@@ -228,11 +229,15 @@ class MemoryWrites(MemoryReads):
                 if new.document_id
             ],
         )
+        for new, _ in items:
+            if new.mentions:
+                await self.link_mentions(new, _valid_from(new, now), now)
 
     async def insert_memory(self, new: NewMemory, vector: np.ndarray, now: float) -> Memory:
         cursor = await self.db.execute(_INSERT_MEMORY, _memory_row(new, vector, now))
         if new.document_id is not None:
             await self.add_source(new.id, new.document_id, new.chunk_id, now)
+        await self.link_mentions(new, _valid_from(new, now), now)
         assert cursor.lastrowid is not None
         inserted = await self.memories_by_seq([cursor.lastrowid])
         return inserted[cursor.lastrowid]
@@ -280,6 +285,9 @@ class MemoryWrites(MemoryReads):
             return
         marks = ",".join("?" * len(ids))
         await self.db.execute(f"DELETE FROM memory_sources WHERE memory_id IN ({marks})", list(ids))
+        await self.db.execute(
+            f"DELETE FROM memory_entities WHERE memory_id IN ({marks})", list(ids)
+        )
         await self.db.execute(
             f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", [*ids, *ids]
         )
@@ -343,8 +351,11 @@ _INSERT_MEMORY = (
 def _memory_row(new: NewMemory, vector: np.ndarray, now: float) -> list[Any]:
     return [
         new.id, new.namespace, new.text, new.type, new.version, new.root_id, new.parent_id,
-        new.document_id, new.chunk_id, now, now, new.event_at,
-        new.valid_from if new.valid_from is not None else new.event_at or now, new.expires_at,
+        new.document_id, new.chunk_id, now, now, new.event_at, _valid_from(new, now), new.expires_at,
         int(new.is_static), int(new.is_inference), metadata_json(new.metadata), to_blob(vector),
         new.typed_by, list_json(new.entities),
     ]  # fmt: skip
+
+
+def _valid_from(new: NewMemory, now: float) -> float:
+    return new.valid_from if new.valid_from is not None else new.event_at or now

@@ -13,6 +13,7 @@ ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
 _OWNED = (
     "retractions", "judgements", "jobs", "memories", "chunks", "documents", "profile_buckets",
+    "entities",
 )  # fmt: skip
 # Rows that name a namespace's rows by id, deleted before them (the subqueries need them).
 _BY_ID = [
@@ -24,6 +25,7 @@ _BY_ID = [
     "DELETE FROM relations WHERE from_id IN (SELECT id FROM memories WHERE namespace = :ns)"
     " OR to_id IN (SELECT id FROM memories WHERE namespace = :ns)",
     "DELETE FROM memory_sources WHERE memory_id IN (SELECT id FROM memories WHERE namespace = :ns)",
+    "DELETE FROM memory_entities WHERE entity_id IN (SELECT id FROM entities WHERE namespace = :ns)",
     "DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs WHERE namespace = :ns)",
 ]
 
@@ -104,14 +106,44 @@ class NamespaceWrites(NamespaceReads):
             " SELECT ?, name, description, created_at FROM profile_buckets WHERE namespace = ?",
             [target, source],
         )
+        await self._move_entities(source, target)
         for table in _OWNED:
-            if table != "profile_buckets":
+            if table not in ("profile_buckets", "entities"):
                 await self.db.execute(
                     f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [target, source]
                 )
         await self.db.execute("DELETE FROM profile_buckets WHERE namespace = ?", [source])
         await self.db.execute("DELETE FROM namespaces WHERE name = ?", [source])
         return counts
+
+    async def _move_entities(self, source: str, target: str) -> None:
+        """Entities the target lacks move over; one it has by name takes the source's links."""
+        params = {"source": source, "target": target}
+        await self.db.execute(
+            "UPDATE entities SET namespace = :target WHERE namespace = :source AND lower(name)"
+            " NOT IN (SELECT lower(name) FROM entities WHERE namespace = :target)",
+            params,
+        )
+        twin = (
+            "(SELECT t.id FROM entities t, entities s WHERE s.id = memory_entities.entity_id"
+            " AND t.namespace = :target AND lower(t.name) = lower(s.name))"
+        )
+        left = "SELECT id FROM entities WHERE namespace = :source"
+        await self.db.execute(
+            f"UPDATE OR IGNORE memory_entities SET entity_id = {twin} WHERE entity_id IN ({left})",
+            params,
+        )
+        await self.db.execute(
+            "UPDATE entities SET first_seen = min(first_seen, (SELECT min(s.first_seen) FROM"
+            " entities s WHERE s.namespace = :source AND lower(s.name) = lower(entities.name))),"
+            " last_seen = max(last_seen, (SELECT max(s.last_seen) FROM entities s WHERE"
+            " s.namespace = :source AND lower(s.name) = lower(entities.name)))"
+            " WHERE namespace = :target AND lower(name) IN"
+            " (SELECT lower(name) FROM entities WHERE namespace = :source)",
+            params,
+        )
+        await self.db.execute(f"DELETE FROM memory_entities WHERE entity_id IN ({left})", params)
+        await self.db.execute("DELETE FROM entities WHERE namespace = :source", params)
 
     async def put_buckets(self, namespace: str, buckets: dict[str, str], now: float) -> None:
         await self.db.executemany(

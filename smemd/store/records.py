@@ -164,6 +164,29 @@ class Candidate(Record):
     entities: list[str] = msgspec.field(default_factory=list)
 
 
+EntityKind = Literal["person", "place", "organisation", "thing"]
+
+
+class Mention(Record):
+    """An entity a new memory names: linked to the namespace's entity of that name (any case),
+    which is made with this kind when it does not exist yet."""
+
+    name: str
+    kind: EntityKind = "thing"
+
+
+class Entity(Record):
+    id: str
+    namespace: str
+    name: str
+    kind: EntityKind
+    aliases: list[str]
+    first_seen: float
+    last_seen: float
+    created_at: float
+    memories: int = 0  # live memories that mention it, where counted
+
+
 class NewMemory(Record):
     """What the engine asks the store to insert; the store assigns seq and times."""
 
@@ -184,6 +207,7 @@ class NewMemory(Record):
     metadata: dict[str, Any] = msgspec.field(default_factory=dict)
     typed_by: TypedBy | None = None
     entities: list[str] = msgspec.field(default_factory=list)
+    mentions: list[Mention] = msgspec.field(default_factory=list)  # linked as entity rows
 
 
 class IndexRows(msgspec.Struct, kw_only=True):

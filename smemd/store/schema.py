@@ -346,6 +346,47 @@ async def m0007_job_priority(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0008_entities(db: aiosqlite.Connection) -> None:
+    """Entities as rows: who and what the memories are about, each linked to the memories that
+    mention it. The names extraction already gave (the `entities` column) are carried over."""
+    await execute_script(
+        db,
+        """
+        CREATE TABLE entities (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            namespace TEXT NOT NULL,
+            name TEXT NOT NULL,
+            kind TEXT NOT NULL DEFAULT 'thing',
+            aliases TEXT NOT NULL DEFAULT '[]',
+            -- The earliest and latest valid time of the memories that mention it.
+            first_seen REAL NOT NULL,
+            last_seen REAL NOT NULL,
+            created_at REAL NOT NULL
+        );
+        CREATE UNIQUE INDEX entities_name ON entities(namespace, lower(name));
+        CREATE TABLE memory_entities (
+            memory_id TEXT NOT NULL,
+            entity_id TEXT NOT NULL,
+            PRIMARY KEY (memory_id, entity_id)
+        );
+        CREATE INDEX memory_entities_entity ON memory_entities(entity_id);
+
+        INSERT OR IGNORE INTO entities
+            (id, namespace, name, kind, first_seen, last_seen, created_at)
+            SELECT 'ent_' || lower(hex(randomblob(8))), m.namespace, trim(e.value), 'thing',
+                min(m.valid_from), max(m.valid_from), min(m.created_at)
+            FROM memories m, json_each(m.entities) e
+            WHERE m.entities != '[]' AND trim(e.value) != ''
+            GROUP BY m.namespace, lower(trim(e.value));
+        INSERT OR IGNORE INTO memory_entities (memory_id, entity_id)
+            SELECT m.id, n.id FROM memories m, json_each(m.entities) e
+            JOIN entities n ON n.namespace = m.namespace AND lower(n.name) = lower(trim(e.value))
+            WHERE m.entities != '[]';
+        """,
+    )
+
+
 async def m0009_retraction(db: aiosqlite.Connection) -> None:
     """Retractions: what each did (to undo it exactly), and which memories one withdrew.
 
@@ -381,6 +422,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0005_contradictions", m0005_contradictions),
     ("0006_profile_buckets", m0006_profile_buckets),
     ("0007_job_priority", m0007_job_priority),
+    ("0008_entities", m0008_entities),
     ("0009_retraction", m0009_retraction),
 ]
 

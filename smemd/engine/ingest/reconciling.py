@@ -12,6 +12,7 @@ import logging
 import msgspec
 import numpy as np
 
+from smemd.engine.entities.mentions import mentions
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
@@ -160,6 +161,7 @@ class Reconciler:
             root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
             event_at=candidate.event_at, metadata=dict(doc.metadata), typed_by=candidate.typed_by,
             entities=candidate.entities, valid_from=valid_from(candidate, doc, t),
+            mentions=mentions(candidate.text, candidate.entities),
         )  # fmt: skip
         target = None
         if decision.kind in ("updates", "extends", "contradicts") and decision.target is not None:
