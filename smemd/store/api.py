@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from smemd.store.aliases import AliasReads, AliasWrites
 from smemd.store.contradictions import ContradictionReads
 from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
@@ -27,6 +28,7 @@ class Reader(
     DocumentReads,
     MemoryReads,
     EntityReads,
+    AliasReads,
     JudgementReads,
     ContradictionReads,
     GraphReads,
@@ -38,8 +40,9 @@ class Reader(
 
 
 class Writer(
-    DocumentWrites, MemoryWrites, JudgementWrites, NamespaceWrites, RetractionWrites, Reader
-):
+    DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, NamespaceWrites,
+    RetractionWrites, Reader,
+):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
 

@@ -285,9 +285,11 @@ class MemoryWrites(MemoryReads, EntityWrites):
             return
         marks = ",".join("?" * len(ids))
         await self.db.execute(f"DELETE FROM memory_sources WHERE memory_id IN ({marks})", list(ids))
-        await self.db.execute(
-            f"DELETE FROM memory_entities WHERE memory_id IN ({marks})", list(ids)
+        named = await self.db.execute_fetchall(
+            f"DELETE FROM memory_entities WHERE memory_id IN ({marks}) RETURNING entity_id",
+            list(ids),
         )
+        await self.drop_unnamed_entities(sorted({str(r[0]) for r in named}))
         await self.db.execute(
             f"DELETE FROM relations WHERE from_id IN ({marks}) OR to_id IN ({marks})", [*ids, *ids]
         )

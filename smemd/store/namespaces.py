@@ -13,7 +13,7 @@ ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
 _OWNED = (
     "retractions", "judgements", "jobs", "memories", "chunks", "documents", "profile_buckets",
-    "entities",
+    "alias_decisions", "entities",
 )  # fmt: skip
 # Rows that name a namespace's rows by id, deleted before them (the subqueries need them).
 _BY_ID = [
@@ -140,6 +140,13 @@ class NamespaceWrites(NamespaceReads):
             " s.namespace = :source AND lower(s.name) = lower(entities.name)))"
             " WHERE namespace = :target AND lower(name) IN"
             " (SELECT lower(name) FROM entities WHERE namespace = :source)",
+            params,
+        )
+        # Names merged into an entity the target already had now point at the target's.
+        await self.db.execute(
+            "UPDATE entities SET merged_into = (SELECT coalesce(t.merged_into, t.id) FROM"
+            " entities t, entities s WHERE s.id = entities.merged_into AND t.namespace = :target"
+            f" AND lower(t.name) = lower(s.name)) WHERE merged_into IN ({left})",
             params,
         )
         await self.db.execute(f"DELETE FROM memory_entities WHERE entity_id IN ({left})", params)

@@ -176,15 +176,36 @@ class Mention(Record):
 
 
 class Entity(Record):
+    """An entity as read: its own row's name and kind, with what its merged names bring (their
+    names as `aliases`, their times, their memories)."""
+
     id: str
     namespace: str
     name: str
     kind: EntityKind
-    aliases: list[str]
     first_seen: float
     last_seen: float
     created_at: float
+    aliases: list[str] = msgspec.field(default_factory=list)
     memories: int = 0  # live memories that mention it, where counted
+
+
+class AliasDecision(Record):
+    """A decision on a pair of entities: `same` (the alias merged into the entity) or not. A
+    merge lists the rows it pointed at the entity (`rows`: the alias and what had been merged
+    into it), so a split points them back; `undone_at` is set by that split."""
+
+    id: str
+    namespace: str
+    entity_id: str
+    alias_id: str
+    same: bool
+    by: Literal["person", "judge"]
+    probability: float | None
+    judgement_id: str | None
+    rows: list[str]
+    created_at: float
+    undone_at: float | None
 
 
 class NewMemory(Record):

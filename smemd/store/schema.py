@@ -414,6 +414,35 @@ async def m0009_retraction(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0010_entity_aliases(db: aiosqlite.Connection) -> None:
+    """Aliases by merging: a name's row stays and points at the entity it was merged into, and
+    links keep naming the row their memory used, so a split is only clearing that pointer, and
+    memories stored after a merge follow whichever way the names are joined. Each decision on a
+    pair (the same one, or two) is recorded, by whom, with the judge's probability."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE entities ADD COLUMN merged_into TEXT;
+        CREATE INDEX entities_merged_into ON entities(merged_into) WHERE merged_into IS NOT NULL;
+        ALTER TABLE entities DROP COLUMN aliases;
+        CREATE TABLE alias_decisions (
+            id TEXT PRIMARY KEY,
+            namespace TEXT NOT NULL,
+            entity_id TEXT NOT NULL,  -- the entity kept
+            alias_id TEXT NOT NULL,   -- the one merged into it, or judged distinct from it
+            same INTEGER NOT NULL,
+            by TEXT NOT NULL,         -- 'person' or 'judge'
+            probability REAL,         -- the judge's, that they are the same
+            judgement_id TEXT,
+            rows TEXT NOT NULL DEFAULT '[]',  -- a merge's: the rows it pointed at the entity
+            created_at REAL NOT NULL,
+            undone_at REAL            -- a split, or a person overruling the judge
+        );
+        CREATE INDEX alias_decisions_pair ON alias_decisions(namespace, entity_id, alias_id);
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -424,6 +453,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0007_job_priority", m0007_job_priority),
     ("0008_entities", m0008_entities),
     ("0009_retraction", m0009_retraction),
+    ("0010_entity_aliases", m0010_entity_aliases),
 ]
 
 
