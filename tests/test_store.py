@@ -147,6 +147,7 @@ async def test_contradictions_counted_before_their_migration_are_taken_out(
         "0007_job_priority",
         "0008_entities",
         "0009_retraction",
+        "0011_inference",
     ]
     await store.close()
     assert connections(path) == {"mem_1": 1, "mem_2": 2, "mem_3": 2}

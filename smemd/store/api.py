@@ -14,6 +14,7 @@ from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
 from smemd.store.entities import EntityReads
 from smemd.store.graph import GraphReads
+from smemd.store.inferences import InferenceReads, InferenceWrites
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
 from smemd.store.namespaces import NamespaceReads, NamespaceWrites
@@ -30,6 +31,7 @@ class Reader(
     JudgementReads,
     ContradictionReads,
     GraphReads,
+    InferenceReads,
     NamespaceReads,
     RetractionReads,
 ):
@@ -38,7 +40,13 @@ class Reader(
 
 
 class Writer(
-    DocumentWrites, MemoryWrites, JudgementWrites, NamespaceWrites, RetractionWrites, Reader
+    DocumentWrites,
+    MemoryWrites,
+    JudgementWrites,
+    InferenceWrites,
+    NamespaceWrites,
+    RetractionWrites,
+    Reader,
 ):
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
