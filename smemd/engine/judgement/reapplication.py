@@ -17,7 +17,7 @@ REVIEWED: tuple[JudgeKind, ...] = ("reconcile", "derives")  # counted, never red
 
 async def reapply(writer: Writer, kind: JudgeKind, threshold: float) -> tuple[int, int]:
     """Redo past calls of a judge under a new threshold: (calls whose effect changed, reconcile
-    calls left for review)."""
+    and derives calls left for review)."""
     changed = review = 0
     labelled = {lab.subject_id for lab in await writer.labels()}
     after = 0
