@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import time
 from collections.abc import AsyncIterator, Mapping, Sequence
@@ -46,19 +47,29 @@ GRADED = {
 
 
 class JudgeTables:
-    """The fake model's answers: a memory's type and its probability; which memory extends which."""
+    """The fake model's answers: a memory's type and its probability; which memory extends which;
+    what follows from which memories (`inferences`: the inference, its sources and the judge's
+    probability that it follows)."""
 
     def __init__(
-        self, types: Mapping[str, tuple[str, float]], links: Mapping[str, str] | None = None
-    ) -> None:
+        self, types: Mapping[str, tuple[str, float]], links: Mapping[str, str] | None = None,
+        inferences: Mapping[str, tuple[Sequence[str], float]] | None = None,
+    ) -> None:  # fmt: skip
         self.types = dict(types)
         self.links = dict(links or {})
-        self.asked: list[str] = []  # the kind of each question, in order
+        self.inferences = dict(inferences or {})
+        self.asked: list[str] = []  # the kind of each judge question, in order
+        self.shown: list[list[str]] = []  # the memories of each request for an inference
 
     def __call__(self, body: Mapping[str, Any]) -> str | Reply:
         prompt = body["messages"][-1]["content"]
         if "grammar" not in body:
-            return "[]"
+            return self._infer(prompt) if "What follows from" in prompt else "[]"
+        inference = re.search(r"^Inference: (.*)$", prompt, re.MULTILINE)
+        if inference:
+            self.asked.append("derives")
+            _, p = self.inferences[inference.group(1)]
+            return Reply(probs=_spread(prompt, "It follows", p))
         if "What kind of memory is each" in prompt:  # a batch: one letter per numbered memory
             self.asked.append("type")
             items = re.findall(r"^\d+\. (.*)$", prompt, re.MULTILINE)
@@ -75,6 +86,15 @@ class JudgeTables:
         number = next((n for n, t in shown.items() if t == extended), None)
         wording = f"adds detail to memory [{number}]" if number else "Neither"
         return Reply(probs=_spread(prompt, re.escape(wording), 0.95))
+
+    def _infer(self, prompt: str) -> str:
+        """The first inference whose sources are all shown, citing their numbers; else null."""
+        shown = {t: int(n) for n, t in re.findall(r"^\[(\d+)\] (.*)$", prompt, re.MULTILINE)}
+        self.shown.append(list(shown))
+        for text, (sources, _) in self.inferences.items():
+            if all(source in shown for source in sources):
+                return json.dumps({"inference": text, "uses": [shown[s] for s in sources]})
+        return json.dumps({"inference": None, "uses": []})
 
     def _type(self, prompt: str, text: str) -> dict[str, float]:
         kind, p = self.types[text]
@@ -155,7 +175,8 @@ async def dreamt(running: Running, within: float = 20.0) -> dict[str, Any]:
     while True:
         status, body, _ = await call(running.unix, "GET", f"{V1}/dreaming")
         assert status == 200, body
-        if body["state"] == "rested" and body["untyped"] == 0 and body["unlinked"] == 0:
+        backlog = body["untyped"] + body["unlinked"] + body["uninferred"]
+        if body["state"] == "rested" and backlog == 0:
             return dict(body)
         assert time.monotonic() < deadline, body
         await asyncio.sleep(0.05)

@@ -17,7 +17,7 @@ ALLOWED = {
     "entities": set(),
     "ingest": {"dates", "index", "judgement", "entities"} | SHARED,
     "recall": {"dates", "index"} | SHARED,
-    "dreaming": {"index", "judgement"} | SHARED,
+    "dreaming": {"index", "judgement", "entities"} | SHARED,
 }
 
 

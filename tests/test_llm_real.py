@@ -2,7 +2,8 @@
 
 The model is too small to be right; it is held to the protocol: given the numbered evidence, it
 answers in text, and the citations kept are numbers the evidence has; asked for facts, it answers
-with a JSON list under the schema; asked a lettered question, every letter gets a probability.
+with a JSON list under the schema; asked for an inference, it answers with the schema's object;
+asked a lettered question, every letter gets a probability.
 """
 
 from __future__ import annotations
@@ -18,9 +19,15 @@ import aiohttp
 import msgspec
 import pytest
 
+from smemd.engine.dreaming.inference_prompt import inference_schema, write_inference
 from smemd.engine.ingest.model_facts import KINDS, extract_facts
 from smemd.engine.judgement.letter_judge import TOP_LOGPROBS, Judge, Judgement, letters_for
-from smemd.engine.judgement.questions import reconcile_options, type_batch, type_options
+from smemd.engine.judgement.questions import (
+    derives_options,
+    reconcile_options,
+    type_batch,
+    type_options,
+)
 from smemd.engine.recall.evidence import answer_prompt, compress, parse_citations
 from smemd.fleet.llama import LlamaClient
 from tests.llama_tools import serving
@@ -157,3 +164,29 @@ async def test_a_batch_of_memories_gets_a_reading_for_each(model_url: str) -> No
     generated = reply["choices"][0]["message"]["content"]
     assert re.fullmatch(r"[ABC] [ABC] [ABC]", generated), generated
     assert msgspec.json.decode(b"".join(sent))["max_tokens"] == 6
+
+
+async def test_an_inference_round_trip_is_well_formed(model_url: str) -> None:
+    memories = ["Alex works at a hospital.", "Alex's shifts are at night.", "Alex likes jazz."]
+    session, _, received = recording_session()
+    async with session:
+        client = LlamaClient(session, model_url, node="real")
+        inference = await write_inference(client, memories, timeout=CALL_TIMEOUT)
+        # Whatever the model wrote, the grammar held it to the schema's object.
+        reply = msgspec.json.decode(b"".join(received))
+        written = msgspec.json.decode(reply["choices"][0]["message"]["content"])
+        assert set(written) == set(inference_schema(3)["properties"])
+        assert written["inference"] is None or isinstance(written["inference"], str)
+        assert all(1 <= n <= 3 for n in written["uses"])
+        # None: nothing, one memory, or a memory said again. Else two memories at least.
+        if inference is not None:
+            assert inference.text and len(inference.uses) >= 2
+            assert set(inference.uses) <= {0, 1, 2}
+        text, uses = (
+            (inference.text, inference.uses)
+            if inference is not None
+            else ("Alex works night shifts at a hospital.", (0, 1))
+        )
+        judge = Judge(client, timeout=CALL_TIMEOUT)
+        judgement = await judge.decide(derives_options(text, [memories[i] for i in uses]))
+    assert_letter_shape(judgement, "AB")

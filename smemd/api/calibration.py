@@ -99,6 +99,8 @@ async def dreaming_status(engine: Engine) -> Dreaming:
     dreamer, progress = engine.dreamer, engine.dreamer.progress
     async with engine.store.read() as reader:
         untyped, unlinked = await reader.dream_backlog(typing=dreamer.typer is not None)
+        # Without a model nothing will infer: counting would cost every status poll.
+        uninferred = await reader.inference_backlog() if dreamer.inferrer is not None else 0
     return Dreaming(
         enabled=dreamer.enabled, state=progress.state, quiet_after_s=dreamer.quiet_s,
         quiet_for_s=round(dreamer.clock.quiet_for(), 3),
@@ -107,6 +109,9 @@ async def dreaming_status(engine: Engine) -> Dreaming:
         links_looked=progress.links_looked, linked=progress.linked,
         last_step_at=iso(progress.last_step_at), errors=progress.errors,
         last_error=progress.last_error, heuristics=dreamer.heuristics,
+        inference=dreamer.inference, uninferred=uninferred,
+        inference_looked=progress.inference_looked, inference_asked=progress.inference_asked,
+        inferred=progress.inferred,
     )  # fmt: skip
 
 

@@ -12,7 +12,7 @@ them to it):
 - `ingest`: documents in, and the durable worker's phases: fetching, chunking, extracting,
   reconciling.
 - `recall`: hybrid search, the profile, and evidence rendered for a model.
-- `dreaming`: background typing and linking while the models are idle.
+- `dreaming`: background typing, linking and inferring while the models are idle.
 
 Shared by all: `ids` (identifiers, clocks), `quiet` (when the models were last used), `filters`
 (the v5 metadata filter). `memories` (reading, versioning and forgetting memories), `review`

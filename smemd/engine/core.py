@@ -71,6 +71,7 @@ class Engine:
         self.dreamer = Dreamer(
             self.store, self.indexes, self.judge, clock, self.worker.idle,
             enabled=config.dreaming, quiet_s=config.dreaming_quiet_s,
+            embedder=background or embedder, model=llm,
         )  # fmt: skip
         self.calibration = Calibration(self.store, self.judge)
         self.labels = Labels(self.store)

@@ -55,6 +55,12 @@ class Dreaming(Reply):
     errors: int
     last_error: str
     heuristics: list[str]
+    # "on", or "off: no model": without a chat model nothing is inferred.
+    inference: str = "off: no model"
+    uninferred: int = 0  # memories waiting to be looked at for inferences (0 when off)
+    inference_looked: int = 0
+    inference_asked: int = 0  # groups of memories the model was asked to infer from
+    inferred: int = 0  # inferences stored (`isInference`, with `derives` links to their sources)
 
 
 class Status(Reply):

@@ -15,6 +15,7 @@ from smemd.store.db import Database
 from smemd.store.documents import DocumentReads, DocumentWrites
 from smemd.store.entities import EntityReads
 from smemd.store.graph import GraphReads
+from smemd.store.inferences import InferenceReads, InferenceWrites
 from smemd.store.judgements import JudgementReads, JudgementWrites
 from smemd.store.memories import MemoryReads, MemoryWrites
 from smemd.store.namespaces import NamespaceReads, NamespaceWrites
@@ -32,6 +33,7 @@ class Reader(
     JudgementReads,
     ContradictionReads,
     GraphReads,
+    InferenceReads,
     NamespaceReads,
     RetractionReads,
 ):
@@ -40,8 +42,8 @@ class Reader(
 
 
 class Writer(
-    DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, NamespaceWrites,
-    RetractionWrites, Reader,
+    DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
+    NamespaceWrites, RetractionWrites, Reader,
 ):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
 

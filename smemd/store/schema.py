@@ -443,6 +443,20 @@ async def m0010_entity_aliases(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0011_inference(db: aiosqlite.Connection) -> None:
+    """When dreaming looked at a memory for inferences drawn from it and the older memories
+    beside it (NULL: not yet)."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE memories ADD COLUMN inferred_at REAL;
+        CREATE INDEX memories_uninferred ON memories(seq)
+            WHERE inferred_at IS NULL AND is_inference = 0 AND is_latest = 1
+            AND forgotten_at IS NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -454,6 +468,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0008_entities", m0008_entities),
     ("0009_retraction", m0009_retraction),
     ("0010_entity_aliases", m0010_entity_aliases),
+    ("0011_inference", m0011_inference),
 ]
 
 

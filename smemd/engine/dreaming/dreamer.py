@@ -2,8 +2,10 @@
 
 It runs when no ingest job is open and the lanes have been quiet for `quiet_s` (20 s by
 default): no search and no ingest in that time. Reads that use no model (a console polling
-lists and status) do not count. Each step is small (nine memories typed, or six looked at for
-links), and quiet is checked again between steps, so a search waits at most one step.
+lists and status) do not count. Each step is small (nine memories typed, six looked at for
+links, or one group of memories asked for an inference), and quiet is checked again between
+steps, so a search waits at most one step. Typing comes first, then links, then inferences;
+without a model nothing is inferred (`inference` says so).
 """
 
 from __future__ import annotations
@@ -16,11 +18,14 @@ from typing import Literal
 
 import msgspec
 
+from smemd.engine.dreaming.inference_prompt import Chatter
+from smemd.engine.dreaming.inferrer import Inferrer
 from smemd.engine.dreaming.linker import Linker
 from smemd.engine.dreaming.typer import Typer
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
+from smemd.fleet.builtin import Embedder
 from smemd.store.api import Store
 
 log = logging.getLogger("smemd.dreaming")
@@ -37,6 +42,9 @@ class Progress(msgspec.Struct, kw_only=True):
     typed: int = 0
     links_looked: int = 0
     linked: int = 0
+    inference_looked: int = 0  # memories looked at for inferences
+    inference_asked: int = 0  # groups of memories the model was asked to infer from
+    inferred: int = 0  # inferences the judge let stand, stored
     last_step_at: float | None = None  # Unix time
     errors: int = 0
     last_error: str = ""
@@ -46,14 +54,21 @@ class Dreamer:
     def __init__(
         self, store: Store, indexes: Indexes, judge: Judge | None, clock: QuietClock,
         ingest_idle: asyncio.Event, *, enabled: bool = True, quiet_s: float = QUIET_S,
+        embedder: Embedder | None = None, model: Chatter | None = None,
     ) -> None:  # fmt: skip
-        """`ingest_idle` is set while no ingest job is open."""
+        """`ingest_idle` is set while no ingest job is open; inferences need the `model` that
+        writes them, the `judge` and the `embedder`."""
         self.store = store
         self.clock = clock
         self.ingest_idle = ingest_idle
         self.quiet_s = quiet_s
         self.typer = Typer(store, judge) if judge is not None else None
         self.linker = Linker(store, indexes, judge)
+        self.inferrer = (
+            Inferrer(store, indexes, embedder, model, judge)
+            if judge is not None and model is not None and embedder is not None
+            else None
+        )
         self.progress = Progress(state="waiting" if enabled else "off")
         self._enabled = asyncio.Event()
         self._nudge = asyncio.Event()
@@ -68,6 +83,11 @@ class Dreamer:
     def heuristics(self) -> list[str]:
         """The parts that run on heuristics: typing is skipped, links by shared words."""
         return [] if self.typer is not None else ["typing", "links"]
+
+    @property
+    def inference(self) -> str:
+        """Whether dreaming infers: "on", or "off" and why."""
+        return "on" if self.inferrer is not None else "off: no model"
 
     def set_enabled(self, enabled: bool) -> None:
         if enabled:
@@ -103,7 +123,8 @@ class Dreamer:
                 await self._sleep(max(self.quiet_s, 1.0))
 
     async def step(self) -> bool:
-        """One batch of typing, else of links; False when nothing is left to do."""
+        """One batch of typing, else of links, else one inference; False when nothing is left
+        to do."""
         if self.typer is not None:
             asked, typed = await self.typer.step()
             if asked:
@@ -112,6 +133,12 @@ class Dreamer:
         looked, linked = await self.linker.step()
         if looked:
             self._done(links_looked=looked, linked=linked)
+            return True
+        if self.inferrer is None:
+            return False
+        looked, asked, inferred = await self.inferrer.step()
+        if looked:
+            self._done(inference_looked=looked, inference_asked=asked, inferred=inferred)
         return bool(looked)
 
     def _done(self, **counts: int) -> None:

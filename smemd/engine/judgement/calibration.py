@@ -4,8 +4,9 @@ re-applied to the past calls that can be redone.
 
 A sample is one labelled call: x = the probability of the judge's pick, y = whether the pick was
 right (a ✓/✗ on the call, or the memory's labelled type). Types and links are re-applied (a
-memory's type, an `extends` relation: both reversible). Reconcile calls made versions, which
-history keeps: those whose outcome the new threshold would change are counted for review.
+memory's type, an `extends` relation: both reversible). Reconcile calls made versions, and
+derives calls inferred memories (or not), which history keeps: those whose outcome the new
+threshold would change are counted for review.
 """
 
 from __future__ import annotations
@@ -18,15 +19,15 @@ import msgspec
 from smemd.engine.ids import now
 from smemd.engine.judgement import logistic
 from smemd.engine.judgement.letter_judge import DEFAULT_THRESHOLD, Judge
-from smemd.engine.judgement.questions import LINK_THRESHOLD
+from smemd.engine.judgement.questions import DERIVES_THRESHOLD, LINK_THRESHOLD
 from smemd.engine.judgement.reapplication import reapply
 from smemd.store.api import EVERY_NAMESPACE, Reader, Store
 from smemd.store.records import Judged, JudgeKind
 
 log = logging.getLogger("smemd.calibration")
 
-KINDS: tuple[JudgeKind, ...] = ("reconcile", "type", "link")
-DEFAULT_THRESHOLDS: dict[str, float] = {"link": LINK_THRESHOLD}
+KINDS: tuple[JudgeKind, ...] = ("reconcile", "type", "link", "derives")
+DEFAULT_THRESHOLDS: dict[str, float] = {"link": LINK_THRESHOLD, "derives": DERIVES_THRESHOLD}
 MIN_LABELS = 5  # fewer says more about the labeller than about the judge
 SETTING = "calibration"
 

@@ -1,6 +1,6 @@
 """The questions the judge is asked: how a new fact relates to stored memories, what kind of memory
-one is, and whether a memory extends its near neighbours. Each is a `Question` and the outcome
-each letter stands for."""
+one is, whether a memory extends its near neighbours, and whether an inference follows from its
+sources. Each is a `Question` and the outcome each letter stands for."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ RECONCILE_NEIGHBOURS = 3
 LINK_CANDIDATES = 3
 # A link is only worth having when it is right: the link judge must be surer than the others.
 LINK_THRESHOLD = 0.8
+# An inference is stored as a memory of its own, so it too must be surer than the others.
+DERIVES_THRESHOLD = 0.8
 _OUTCOME_TEXT = {
     "duplicate": "The new fact says the same as memory [{n}]; it adds nothing.",
     "updates": "The new fact replaces memory [{n}]: [{n}] was true, and is no longer.",
@@ -119,3 +121,23 @@ def link_options(memory_text: str, candidates: Sequence[str]) -> LinkQuestion:
     )
     targets: list[int | None] = [*range(len(shown)), None]
     return LinkQuestion(Question(kind="link", text=text, options=options), targets)
+
+
+DERIVES_OUTCOMES = ["derives", "none"]  # letter A: it follows; B: it does not
+
+
+def derives_options(inference_text: str, sources: Sequence[str]) -> Question:
+    """Does an inference follow from its sources taken together? Letter i means
+    `DERIVES_OUTCOMES[i]`."""
+    if len(sources) < 2:
+        raise ValueError("an inference draws on two memories at least")
+    memories = "\n".join(f"[{i + 1}] {one_line(text)}" for i, text in enumerate(sources))
+    text = (
+        f"Stored memories:\n{memories}\n\nInference: {one_line(inference_text)}\n\n"
+        "Does the inference follow from the stored memories taken together?"
+    )
+    options = [
+        "It follows: the memories together make it true.",
+        "It does not follow: it adds, changes or guesses what they do not say.",
+    ]
+    return Question(kind="derives", text=text, options=options)

@@ -1,6 +1,7 @@
 """Past judge calls redone under a new threshold, where their effect can be undone: a memory's
-type and an `extends` link. Reconcile calls made versions that history keeps; those the new
-threshold would decide otherwise are only counted, for a person to review."""
+type and an `extends` link. Reconcile calls made versions, and derives calls inferred memories,
+that history keeps; those the new threshold would decide otherwise are only counted, for a
+person to review."""
 
 from __future__ import annotations
 
@@ -11,10 +12,12 @@ from smemd.engine.judgement.verdicts import NONE, target_of
 from smemd.store.api import Writer
 from smemd.store.records import Judged, JudgeKind, MemoryType
 
+REVIEWED: tuple[JudgeKind, ...] = ("reconcile", "derives")  # counted, never redone
+
 
 async def reapply(writer: Writer, kind: JudgeKind, threshold: float) -> tuple[int, int]:
     """Redo past calls of a judge under a new threshold: (calls whose effect changed, reconcile
-    calls left for review)."""
+    and derives calls left for review)."""
     changed = review = 0
     labelled = {lab.subject_id for lab in await writer.labels()}
     after = 0
@@ -26,7 +29,7 @@ async def reapply(writer: Writer, kind: JudgeKind, threshold: float) -> tuple[in
             should = call.proposal if call.decided_at(threshold) else _undecided(call)
             if should == call.applied:
                 continue
-            if kind == "reconcile":
+            if kind in REVIEWED:
                 review += 1
                 continue
             await _redo(writer, call, should)
@@ -37,8 +40,8 @@ async def reapply(writer: Writer, kind: JudgeKind, threshold: float) -> tuple[in
 
 def _undecided(call: Judged) -> str:
     """What an undecided call leaves: the heuristic's type; no link (the link judge is the
-    only one that can make one); the heuristic's reconcile decision."""
-    return NONE if call.kind == "link" else call.fallback
+    only one that can make one); the heuristic's reconcile decision; no inference."""
+    return NONE if call.kind in ("link", "derives") else call.fallback
 
 
 async def _redo(writer: Writer, call: Judged, should: str) -> None:
