@@ -53,22 +53,24 @@ class _LinkTable(NamedTuple):
     order: str
 
 
+# CROSS JOIN keeps the link table outermost, so a statement starts from the ids it is given
+# (each end has an index) rather than scanning the namespace's memories for the join.
 _TABLES = (
     _LinkTable(
         "SELECT DISTINCT s.document_id, s.memory_id, 'source' FROM memory_sources s"
-        " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
+        " CROSS JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
         near="s.memory_id", far="s.document_id", order="m.seq",
     ),
     _LinkTable(
         "SELECT r.from_id, r.to_id, r.kind FROM relations r"
-        " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?",
+        " CROSS JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?",
         near="r.from_id", far="r.to_id", order="r.created_at",
     ),
     # Live memories first, newest first: what a cut leaves of an entity's thousands of mentions
     # is what holds now.
     _LinkTable(
         "SELECT l.memory_id, l.entity_id, 'mentions' FROM memory_entities l"
-        " JOIN memories m ON m.id = l.memory_id WHERE m.namespace = ?",
+        " CROSS JOIN memories m ON m.id = l.memory_id WHERE m.namespace = ?",
         near="l.memory_id", far="l.entity_id",
         order="(m.is_latest = 1 AND m.forgotten_at IS NULL) DESC, m.seq DESC",
     ),
