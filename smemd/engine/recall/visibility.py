@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from smemd.engine.recall.query import Query
+from smemd.store.retractions import CHUNK_RETRACTED
 
 
 def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
@@ -43,8 +44,9 @@ def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
 
 
 def chunk_conditions(query: Query) -> tuple[str, list[Any]]:
-    """SQL over aliases `c` (chunk) and `d` (its document)."""
-    parts: list[str] = ["1"]
+    """SQL over aliases `c` (chunk) and `d` (its document). A retracted document's chunks are
+    never seen (the indexes' live mask leaves them out on the fast path)."""
+    parts: list[str] = [f"NOT {CHUNK_RETRACTED}"]
     params: list[Any] = []
     if query.as_of is not None:  # said by then: the document's date, else when it came
         parts.append("coalesce(d.content_date, c.created_at) <= ?")
