@@ -222,7 +222,7 @@ async def test_an_entity_named_by_thousands_of_memories_stays_within_the_bound(
     for depth in ("1", "3"):
         started = time.perf_counter()
         body = await graph(running, around=hub["id"], depth=depth, limit="100")
-        assert time.perf_counter() - started < 5
+        assert time.perf_counter() - started < 10  # a bound read, not the 5,000
         assert len(body["nodes"]) == 100 and body["truncated"] is True
         assert body["nodes"][0]["id"] == hub["id"] and body["nodes"][0]["memories"] == 5000
         assert len(body["edges"]) < 300
