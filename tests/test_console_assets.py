@@ -161,6 +161,7 @@ def _contrast(a: str, b: str) -> float:
 
 def test_text_has_at_least_4_5_to_1_contrast_in_both_themes() -> None:
     texts = ["text", "muted", "accent", "good", "warn", "bad", "fact", "preference", "episode"]
+    texts += ["person", "place", "organisation", "thing"]  # entity kinds (the graph's badges)
     for theme, colours in _themes().items():
         for surface in ("bg", "panel", "raised"):
             for text in texts:

@@ -1,5 +1,6 @@
 """The console's Graph view in Chromium: the seeded namespace laid out in both themes, a legend
-that says what the route counted, search hits highlighted, a picked node's neighbourhood."""
+that says what the route counted, search hits highlighted, a picked node's neighbourhood, entities
+drawn by kind with the memories that name them."""
 
 from __future__ import annotations
 
@@ -58,12 +59,14 @@ async def test_the_graph_loads_clean_in_both_themes_with_the_routes_counts(
             shown = {
                 key: int(await legend.locator(f"[data-legend={key}]").inner_text())
                 for key in ("document", "fact", "preference", "episode", "superseded",
-                            "forgotten", "source", "updates", "extends", "derives", "contradicts")
+                            "forgotten", "source", "updates", "extends", "derives", "contradicts",
+                            "mentions", "person", "place", "organisation", "thing")
             }  # fmt: skip
             assert shown == {
                 "document": counts["byKind"]["document"], **counts["byType"],
                 "superseded": counts["byStatus"]["superseded"],
                 "forgotten": counts["byStatus"]["forgotten"], **counts["byEdge"],
+                **counts["byEntityKind"],
             }  # fmt: skip
             assert expected["truncated"] is True  # 120 documents, 150 nodes at most
             await page.get_by_role("status").get_by_text("the most the limit allows").wait_for()
@@ -123,4 +126,73 @@ async def test_a_search_highlights_its_hits_and_a_picked_node_shows_its_neighbou
         )
         neighbours = await route(running, around=centre["documentId"])
         await shows(page, neighbours)
+        tab.assert_clean()
+
+
+async def test_entities_are_drawn_by_kind_and_a_picked_entity_shows_its_memories(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon()
+    await seed(running, documents=20)
+    status, listed, _ = await call(
+        running.unix, "GET", "http://smemd/ns/people/entities", params={"kind": "person"}
+    )
+    assert status == 200, listed
+    person = listed["entities"][0]
+    async with chromium() as browser:
+        for theme in THEMES:
+            tab = await browser.open(
+                running.url(f"/#/graph?ns=people&around={person['id']}&depth=2"), theme=theme
+            )
+            page = tab.page
+            expected = await route(running, around=person["id"], depth="2")
+            await shows(page, expected)
+            entities = {n["id"]: n for n in expected["nodes"] if n["kind"] == "entity"}
+            assert len(entities) >= 2  # the person and what their memories name beside them
+            for kind in ("person", "place"):
+                drawn = await node_ids(page, f".graph-canvas .node.entity.{kind}")
+                assert drawn == {i for i, n in entities.items() if n["entityKind"] == kind}
+            assert await page.locator(".graph-canvas .edge.mentions").count() == len(
+                [e for e in expected["edges"] if e["kind"] == "mentions"]
+            )
+            legend = page.get_by_role("region", name="Legend")
+            for kind, count in expected["counts"]["byEntityKind"].items():
+                assert int(await legend.locator(f"[data-legend={kind}]").inner_text()) == count
+            assert int(await legend.locator("[data-legend=mentions]").inner_text()) >= 1
+            # The centre, selected, is read beside the graph, named by its kind.
+            await page.locator(f'.graph-canvas .node.selected[data-id="{person["id"]}"]').wait_for()
+            side = page.get_by_role("complementary", name="Selected node")
+            await side.get_by_role("heading", name="Entity").wait_for()
+            await side.get_by_text(f"{person['name']} (person)").wait_for()
+            button = page.get_by_role("button", name=f"person: {person['name']},", exact=False)
+            assert await button.count() == 1
+            await tab.screenshot(f"graph-entity-{theme}")
+            tab.assert_clean()
+
+        # Picking a place moves the graph there; its link lists the memories naming it.
+        place = next(n for n in entities.values() if n["entityKind"] == "place")
+        await page.locator(f'.graph-canvas .node[data-id="{place["id"]}"] .shape').click()
+        await page.wait_for_url(f"**around={place['id']}*")
+        await shows(page, await route(running, around=place["id"], depth="2"))
+        side = page.get_by_role("complementary", name="Selected node")
+        link = side.get_by_role("link", name="Its memories")
+        assert await link.get_attribute("href") == f"#/memories?ns=people&entity={place['id']}"
+        await link.click()
+        await page.get_by_role("heading", name="Memories", level=1).wait_for()
+        status, named, _ = await call(
+            running.unix, "POST", "http://smemd/ns/people/list/memories",
+            json={"entity": place["id"]},
+        )  # fmt: skip
+        texts = sorted(m["memory"] for m in named["memories"])
+        assert texts and all(place["label"] in t for t in texts)
+        rows = page.get_by_role("region", name="Memory list").locator("tbody tr")
+        for _ in range(100):
+            if await rows.count() == len(texts):
+                break
+            await asyncio.sleep(0.1)
+        shown = await rows.locator("td:first-child").evaluate_all(
+            "cells => cells.map(c => c.firstChild.textContent)"
+        )
+        assert sorted(shown) == texts
+        assert await page.get_by_label("Entity").input_value() == place["id"]
         tab.assert_clean()

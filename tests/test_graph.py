@@ -1,13 +1,17 @@
-"""The graph route through the real daemon: a bounded neighbourhood, typed edges, its centre."""
+"""The graph route through the real daemon: a bounded neighbourhood, typed edges, its centre,
+entities and the memories that name them."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
+import numpy as np
 import pytest
 
 import smemd.engine.graph
 from smemd.engine.ids import now
+from smemd.store.records import Mention, NewMemory
 from tests.browser import seed
 from tests.conftest import Running
 from tests.test_api import assert_error, call
@@ -40,7 +44,10 @@ async def test_the_newest_documents_come_with_their_memories_bounded_by_the_limi
     assert counts["byKind"]["document"] >= 2 and counts["byKind"]["memory"] >= 20
     assert sum(counts["byType"].values()) == counts["byKind"]["memory"]
     assert counts["byEdge"]["source"] == len(edges(body, "source")) >= 20
-    assert set(counts["byEdge"]) == {"source", "updates", "extends", "derives", "contradicts"}
+    assert set(counts["byEdge"]) == {
+        "source", "updates", "extends", "derives", "contradicts", "mentions",
+    }  # fmt: skip
+    assert counts["byKind"]["entity"] == 0  # two steps from a document: depth 1 stops short
     first = body["nodes"][0]
     assert first["kind"] == "document" and first["seed"] is True
     assert first["label"].startswith("Jonas lives in")  # doc-029, the newest, by its title
@@ -69,8 +76,13 @@ async def test_an_update_makes_a_version_chain_and_around_shows_its_document_and
     assert status == 200, new
 
     body = await graph(running, around=old["id"])
-    nodes = {n["id"]: n for n in body["nodes"]}
+    nodes = {n["id"]: n for n in body["nodes"] if n["kind"] != "entity"}
     assert set(nodes) == {doc["id"], old["id"], new["id"]}
+    named = {n["label"]: n["id"] for n in body["nodes"] if n["kind"] == "entity"}
+    assert set(named) == {"Alex", "Seattle"}  # what the centre names; Oslo is its successor's
+    assert edges(body, "mentions") == {
+        (old["id"], named["Alex"]), (old["id"], named["Seattle"]), (new["id"], named["Alex"]),
+    }  # fmt: skip
     assert nodes[old["id"]]["status"] == "superseded" and nodes[old["id"]]["seed"] is True
     assert nodes[old["id"]]["isLatest"] is False
     assert nodes[new["id"]]["status"] == "live" and nodes[new["id"]]["seed"] is False
@@ -80,7 +92,7 @@ async def test_an_update_makes_a_version_chain_and_around_shows_its_document_and
     )
     assert edges(body, "updates") == {(new["id"], old["id"])}  # the newer updates the older
     assert (doc["id"], old["id"]) in edges(body, "source")
-    assert body["counts"]["byStatus"] == {"live": 2, "superseded": 1, "forgotten": 0}
+    assert body["counts"]["byStatus"] == {"live": 4, "superseded": 1, "forgotten": 0}
 
     # Around the document (by smem's id or the caller's), one step reaches its memories.
     for ref in (doc["id"], "alex"):
@@ -149,3 +161,73 @@ async def test_a_hub_is_read_only_as_far_as_a_step_may_and_then_reads_as_truncat
     cut = await graph(running, around=document)
     assert cut["truncated"] is True
     assert len(cut["nodes"]) == 3 and cut["counts"]["byEdge"]["source"] == 2
+
+
+async def test_an_entity_is_a_node_named_by_its_memories_and_a_centre(running: Running) -> None:
+    await add(running, "Melanie ran a charity race in Boston.")
+    await add(running, "Caroline: I went to the support group with Melanie.")
+    await settle(running)
+    _, listed, _ = await call(running.unix, "GET", f"{NS}/entities")
+    ids = {e["name"]: e["id"] for e in listed["entities"]}
+    melanie = ids["Melanie"]
+    _, mine, _ = await call(running.unix, "POST", f"{NS}/list/memories", json={"entity": melanie})
+    memories = {m["id"] for m in mine["memories"]}
+    assert len(memories) == 2
+
+    body = await graph(running, around=melanie)
+    centre = body["nodes"][0]
+    assert centre == {
+        "id": melanie, "kind": "entity", "label": "Melanie",
+        "text": "Melanie (person)\n2 live memories name it", "status": "live", "isLatest": True,
+        "seed": True, "entityKind": "person", "memories": 2, "type": None, "documentId": None,
+    }  # fmt: skip
+    assert {n["id"] for n in body["nodes"] if n["kind"] == "memory"} == memories
+    assert edges(body, "mentions") == {(m, melanie) for m in memories}
+    counts = body["counts"]
+    assert counts["byKind"] == {"document": 0, "memory": 2, "entity": 1}
+    assert counts["byEntityKind"] == {"person": 1, "place": 0, "organisation": 0, "thing": 0}
+    assert counts["byEdge"]["mentions"] == 2
+
+    # A step further: the memories' documents and the entities named beside Melanie.
+    far = await graph(running, around=melanie, depth="2")
+    kinds = {n["id"]: n.get("entityKind") for n in far["nodes"] if n["kind"] == "entity"}
+    assert kinds == {melanie: "person", ids["Boston"]: "place", ids["Caroline"]: "person"}
+    assert far["counts"]["byKind"]["document"] == 2
+    assert (next(iter(memories)), melanie) in edges(far, "mentions")
+    # From a document, its memories at one step and their entities at the next.
+    document = next(n for n in far["nodes"] if n["kind"] == "document")["id"]
+    around_doc = await graph(running, around=document, depth="2")
+    assert melanie in {n["id"] for n in around_doc["nodes"]}
+
+
+async def test_an_entity_named_by_thousands_of_memories_stays_within_the_bound(
+    running: Running,
+) -> None:
+    await add(running, "The bakery opened on Main Street.")
+    await settle(running)
+    engine = running.daemon.state.engine
+    assert engine is not None
+    vector = np.ones(engine.indexes.dimension, dtype=np.float32)
+    async with engine.store.write() as writer:  # as a large import would leave it
+        for i in range(5000):
+            new = NewMemory(
+                id=f"mem_hub{i:05d}", namespace="people", text=f"Hubert baked loaf {i}.",
+                type="fact", root_id=f"mem_hub{i:05d}", mentions=[Mention(name="Hubert")],
+            )  # fmt: skip
+            await writer.insert_memory(new, vector, now())
+    _, listed, _ = await call(running.unix, "GET", f"{NS}/entities", params={"q": "Hubert"})
+    hub = listed["entities"][0]
+    assert hub["name"] == "Hubert" and hub["memories"] == 5000
+
+    for depth in ("1", "3"):
+        started = time.perf_counter()
+        body = await graph(running, around=hub["id"], depth=depth, limit="100")
+        assert time.perf_counter() - started < 10  # a bound read, not the 5,000
+        assert len(body["nodes"]) == 100 and body["truncated"] is True
+        assert body["nodes"][0]["id"] == hub["id"] and body["nodes"][0]["memories"] == 5000
+        assert len(body["edges"]) < 300
+    # The cut keeps the newest live mentions.
+    assert "mem_hub04999" in {n["id"] for n in body["nodes"]}
+    # Reached from one of its memories, the hub is one node, not a doorway to all 5,000.
+    near = await graph(running, around="mem_hub00000", depth="2", limit="50")
+    assert len(near["nodes"]) == 50 and near["truncated"] is True

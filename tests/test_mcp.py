@@ -83,7 +83,7 @@ async def test_tools_are_listed_with_the_apis_own_schemas(smemd: DaemonProcess) 
     assert set(tools) == {t.name for t in TOOLS} >= {
         "get_profile", "search_memories", "add_memory", "ask_memory", "list_memories",
         "memory_history", "forget_memory", "restore_memory", "add_document", "list_namespaces",
-        "compress_context", "memory_as_of",
+        "compress_context", "memory_as_of", "entity_profile",
     }  # fmt: skip
     search = tools["search_memories"].input_schema
     # The search route's body, as the API names it, with the namespace beside it.
@@ -94,6 +94,9 @@ async def test_tools_are_listed_with_the_apis_own_schemas(smemd: DaemonProcess) 
     assert search["properties"]["namespace"]["default"] == "lists"
     assert tools["memory_as_of"].input_schema["required"] == ["asOf", "query"]
     assert tools["memory_history"].input_schema["required"] == ["id"]
+    assert tools["entity_profile"].input_schema["required"] == ["name"]
+    assert set(tools["entity_profile"].input_schema["properties"]) == {"name", "namespace"}
+    assert "entity" in search["properties"]  # the search route's entity filter
 
 
 async def test_an_agent_remembers_searches_updates_forgets_and_travels_in_time(
@@ -149,6 +152,52 @@ async def test_an_agent_remembers_searches_updates_forgets_and_travels_in_time(
                 await anyio.sleep(0.1)
         spaces = await call(client, "list_namespaces")
         assert "agent:" in text(spaces)
+
+
+async def test_an_entity_profile_by_name_or_alias_numbers_its_facts_and_history(
+    smemd: DaemonProcess,
+) -> None:
+    async with session(server(smemd, "-n", "people")) as client:
+        for fact in (
+            "Alex lives in Seattle.",
+            "Melanie ran a charity race in Boston.",
+            "Caroline: I went to the support group with Melanie.",
+            "Caroline told me that Melanie sings in a choir.",
+            "Alex works at Stripe.",
+        ):
+            added = await call(client, "add_memory", content=fact)
+            assert not added.is_error, text(added)
+        listed = await call(client, "list_memories", limit=20)
+        alex_home = next(
+            m
+            for m in listed.structured_content["memories"]
+            if m["memory"] == "Alex lives in Seattle."
+        )
+        await call(client, "update_memory", id=alex_home["id"], memory="Alex lives in Portland.")
+
+        alex = await call(client, "entity_profile", name="ALEX")
+        assert not alex.is_error, text(alex)
+        lines = text(alex).splitlines()
+        assert lines[0].startswith("Alex (person): id ent_") and "in 2 live memories" in lines[0]
+        assert lines[1] == "Now:"
+        now = {line.split(" (id ")[0] for line in lines[2:4]}
+        assert now == {"[1] Alex lives in Portland.", "[2] Alex works at Stripe."}
+        assert lines[4] == "Before:"
+        assert lines[5].startswith("[3] Alex lives in Seattle. (id ")
+        assert " to " in lines[5]  # the old version's valid time has an end
+        assert "Named with it:" in lines and any(line.startswith("- Portland (") for line in lines)
+        assert alex.structured_content["entity"]["name"] == "Alex"
+
+        # A part of a name: the most named entity containing it.
+        mel = await call(client, "entity_profile", name="mel")
+        assert text(mel).startswith("Melanie (person): id ent_"), text(mel)
+        assert "in 3 live memories" in text(mel).splitlines()[0]
+        assert "- Caroline (person), 2 memories" in text(mel)
+
+        nobody = await call(client, "entity_profile", name="Zebedee")
+        assert not nobody.is_error and text(nobody) == "No entity named 'Zebedee'."
+        assert (await call(client, "entity_profile", name=" ")).is_error
+        assert (await call(client, "entity_profile")).is_error
 
 
 async def test_bad_arguments_and_unknown_tools_are_tool_errors(smemd: DaemonProcess) -> None:

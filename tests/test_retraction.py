@@ -234,3 +234,52 @@ async def test_a_namespace_moved_or_removed_takes_its_retractions(running: Runni
     status, body, _ = await call(running.unix, "DELETE", "http://smemd/ns/artists")
     assert status == 200, body
     assert await retractions() == []
+
+
+async def test_a_retracted_documents_chunks_leave_every_search_until_it_is_undone(
+    running: Running,
+) -> None:
+    await add(running, "Kai keeps three beehives on the roof of the old mill.", id="hives")
+    await add(running, "Noor restores antique clocks in her workshop.", id="clocks")
+    await settle(running)
+    engine = engine_of(running)
+    query = "beehives on the roof"
+
+    async def chunks_found() -> dict[str, bool]:
+        """Whether each search that serves chunks finds the hives document's chunk."""
+        found: dict[str, bool] = {}
+        unset = {"operator": "and", "operands": [{"field": "x", "operator": "neq", "value": 1}]}
+        searches: dict[str, dict[str, Any]] = {
+            "v5 chunks": {"searchMode": "chunks"},  # the fast path: the indexes' live mask
+            "v5 hybrid": {"searchMode": "hybrid"},
+            "v5 filtered": {"searchMode": "chunks", "filter": unset},  # the SQL path
+            "v5 asOf": {"searchMode": "chunks", "asOf": "2100-01-01T00:00:00Z"},
+        }  # fmt: skip
+        for name, options in searches.items():
+            results = await search(running, query, threshold=0, **options)
+            found[name] = any("beehives" in (r.get("chunk") or "") for r in results)
+        for path, body in (
+            ("/v3/search", {"q": query, "containerTag": "people", "chunkThreshold": 0}),
+            ("/v4/search", {"q": query, "containerTag": "people", "searchMode": "documents",
+                            "threshold": 0}),
+        ):  # fmt: skip
+            status, out, _ = await call(running.unix, "POST", f"http://smemd{path}", json=body)
+            assert status == 200, out
+            texts = [r.get("chunk") or "" for r in out["results"]]
+            texts += [c["content"] for r in out["results"] for c in r.get("chunks", [])]
+            found[path] = any("beehives" in t for t in texts)
+        return found
+
+    everywhere = dict.fromkeys(
+        ["v5 chunks", "v5 hybrid", "v5 filtered", "v5 asOf", "/v3/search", "/v4/search"], True
+    )
+    nowhere = dict.fromkeys(everywhere, False)
+    assert await chunks_found() == everywhere
+    await post(running, "document/hives/retract")
+    assert await chunks_found() == nowhere
+    engine.indexes.forget("people")  # reloaded from the rows, as after a restart
+    assert await chunks_found() == nowhere
+    await post(running, "document/hives/unretract")
+    assert await chunks_found() == everywhere
+    engine.indexes.forget("people")
+    assert await chunks_found() == everywhere

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from smemd.protocol.answers import AskReply, CompressReply
+from smemd.protocol.entities import EntityOut, EntityProfile
 from smemd.protocol.memory import (
     DocumentOut,
     DocumentRef,
@@ -74,6 +75,33 @@ def history(reply: History) -> str:
         f"{'; latest' if m.is_latest else ''}{'; forgotten' if m.is_forgotten else ''})"
         for m in reply.memories
     )
+
+
+def entity_profile(reply: EntityProfile) -> str:
+    """The entity, then its current facts and its history numbered on from one list to the
+    other, each with when it held, then who or what is named beside it."""
+    e = reply.entity
+    lines = [f"{_entity(e)}: id {e.id}, in {_count(e.memories, 'live memory', 'live memories')}"]
+    n = 0
+    for title, memories in (("Now:", reply.current), ("Before:", reply.history)):
+        lines.append(title)
+        for m in memories:
+            n += 1
+            lines.append(f"[{n}] {m.memory} (id {m.id}; held {_span(m)})")
+        if not memories:
+            lines.append("(none)")
+    related = [f"{_entity(r)}, {_count(r.memories, 'memory', 'memories')}" for r in reply.related]
+    lines += ["Named with it:", *(f"- {r}" for r in related)] if related else []
+    return "\n".join(lines)
+
+
+def _entity(e: EntityOut) -> str:
+    also = f"; also {', '.join(e.aliases)}" if e.aliases else ""
+    return f"{e.name} ({e.kind}{also})"
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def memory(reply: MemoryOut) -> str:

@@ -29,7 +29,8 @@ smem is your long-term memory across sessions.
 - Store what is worth remembering with add_memory: one self-contained fact per call, naming who
   and when ("Alex moved to Portland in March 2025."), not a summary of the conversation. A
   changed fact is recognised and versioned: state the new value.
-- memory_as_of answers what was true at a time; memory_history shows how a fact changed."""
+- memory_as_of answers what was true at a time; memory_history shows how a fact changed;
+  entity_profile tells what memory holds about one person, place or thing, by name."""
 PROFILE = re.compile(r"^smem://(?P<namespace>[a-zA-Z0-9_:-]{1,100})/profile$")
 
 ClientFor = Callable[[ServerRequestContext[Any, Any]], Client]

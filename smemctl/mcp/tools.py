@@ -19,6 +19,7 @@ import msgspec
 from smemctl.client import CallFailed, Client
 from smemctl.mcp import render
 from smemd.protocol.answers import Ask, AskReply, Compress, CompressReply
+from smemd.protocol.entities import Entities, EntityOut, EntityProfile
 from smemd.protocol.memory import (
     NAMESPACE_PATTERN,
     AddDocument,
@@ -140,6 +141,32 @@ def add_memory(client: Client, namespace: str, arguments: dict[str, Any]) -> tup
         time.sleep(0.05)
 
 
+def entity_profile(client: Client, namespace: str, arguments: dict[str, Any]) -> tuple[str, Any]:
+    """The entity a name means (its name or an alias, any case; else the most named whose name
+    contains it), and its profile."""
+    name = str(arguments.get("name") or "").strip()
+    if not name:
+        raise CallFailed("entity_profile: name is required")
+    ns = quote(arguments.get("namespace") or namespace, safe="")
+    query = urlencode({"q": name[:200], "limit": 100})
+    found, _ = client.get(f"/ns/{ns}/entities?{query}", Entities)
+    entity = _meant(found.entities, name)
+    if entity is None:
+        return f"No entity named {name!r}.", {"entity": None}
+    profile, raw = client.get(f"/ns/{ns}/entities/{quote(entity.id, safe='')}", EntityProfile)
+    return render.entity_profile(profile), msgspec.json.decode(raw)
+
+
+def _meant(entities: list[EntityOut], name: str) -> EntityOut | None:
+    """An exact match of the name or an alias, any case, before the most named (the list's
+    first: the route orders by how many live memories name each)."""
+    wanted = name.casefold()
+    for entity in entities:
+        if wanted in (n.casefold() for n in [entity.name, *entity.aliases]):
+            return entity
+    return entities[0] if entities else None
+
+
 ADD_DOCUMENT = Tool(
     "add_document",
     "Add a document (text, or one URL to fetch) to memory. Ingest is queued: the reply gives "
@@ -254,6 +281,27 @@ TOOLS = [
         None,
         MemoryOut,
         render.memory,
+    ),
+    Tool(
+        "entity_profile",
+        "What memory holds about one person, place, organisation or thing, by name: its current "
+        "facts, how they changed (with when each held) and who or what is named beside it, "
+        "numbered [n] to cite.",
+        "GET",
+        "/ns/{namespace}/entities",
+        None,
+        EntityProfile,
+        render.entity_profile,
+        required=("name",),
+        query={
+            "name": {
+                "type": "string",
+                "minLength": 1,
+                "maxLength": 200,
+                "description": "the entity's name or an alias, any case",
+            },
+        },
+        run=lambda client, namespace, arguments: entity_profile(client, namespace, arguments),
     ),
     Tool(
         "list_namespaces",

@@ -38,6 +38,7 @@ async def search(request: web.Request) -> web.Response:
         raise BadRequest("invalid request body", "$.query: must not be blank")
     engine = params.engine(request)
     query = params.search_query(engine, body.query, body, include_forgotten=body.include.forgotten)
+    query.entity = body.entity
     hits = await engine.recall.search(ns, query)
     now = time.time()
     results = [await _result(request, hit, body, now) for hit in hits]
@@ -154,6 +155,14 @@ ROUTES = [
         method="POST", path="/ns/{ns}/search", handler=search, namespace_from="path",
         body=Search, reply=SearchResponse,
         summary="Hybrid recall over memories and chunks: vectors and BM25, fused",
+        description=(
+            "smem's extensions: `asOf` (valid time) and `asOfRecorded` (record time) for time"
+            " travel, `halfLifeDays` for recency decay, and `entity` (an entity's id, or its"
+            " name in any case) to keep only the memories naming it and the chunks those were"
+            " read from. An entity the namespace does not have finds nothing (an empty list,"
+            " not an error), as the memory list's `entity` filter does. A retracted document's"
+            " chunks are never found until it is unretracted."
+        ),
     ),
     Route(
         method="POST", path="/ns/{ns}/profile", handler=profile, namespace_from="path",

@@ -1,5 +1,7 @@
-"""A namespace's graph, a neighbourhood at a time: documents and memories reached from a few seeds
-by their links (sources, versions, relations), breadth first, never more than a limit of nodes.
+"""A namespace's graph, a neighbourhood at a time: documents, memories and entities reached from a
+few seeds by their links (sources, versions, relations, mentions), breadth first, never more than
+a limit of nodes. An entity is a hub like a document: the links read from it at a step are capped,
+so one named by thousands of memories costs no more than the graph can show.
 """
 
 from __future__ import annotations
@@ -10,16 +12,16 @@ from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.query import Query
 from smemd.errors import NotFound
 from smemd.store.api import Reader, Store
-from smemd.store.graph import DocumentHead, Link
+from smemd.store.graph import DocumentHead, EntityHead, Link
 from smemd.store.records import Memory
 
 SEED_HITS = 10  # a search seeds the graph with its top hits
 OPENING_CHARS = 1000  # of a document's content, to name it
 # Links read per statement of a step: several times the most nodes a graph shows, so only a hub
-# (a document with thousands of memories) is cut, and then the reply says it is truncated.
+# (a document or an entity with thousands of memories) is cut, and then the reply says it is truncated.
 LINKS_PER_STEP = 2000
 
-Node = Memory | DocumentHead
+Node = Memory | DocumentHead | EntityHead
 
 
 class Neighbourhood(msgspec.Struct, kw_only=True):
@@ -38,7 +40,7 @@ class Graphs:
         self, namespace: str, *, around: str | None = None, text: str | None = None,
         depth: int = 1, limit: int = 150,
     ) -> Neighbourhood:  # fmt: skip
-        """From `around` (a memory or document, NotFound if neither) and the hits of a search
+        """From `around` (a memory, document or entity; NotFound if none) and the hits of a search
         for `text`; with neither, from the newest documents. Each seed enters with its
         neighbours (and a memory with its versions), so a newest document comes with its
         memories rather than after every other document; then `depth - 1` more steps."""
@@ -68,11 +70,15 @@ async def _centre(reader: Reader, namespace: str, ref: str) -> str:
     if memory is not None:
         return memory.id
     document = await reader.document(namespace, ref)
-    if document is None:
+    if document is not None:
+        return document.id
+    entity = await reader.entity_id(namespace, ref)
+    if entity is None:
         raise NotFound(
-            "graph centre not found", f"no memory or document {ref[:200]!r} in {namespace!r}"
+            "graph centre not found",
+            f"no memory, document or entity {ref[:200]!r} in {namespace!r}",
         )
-    return document.id
+    return entity
 
 
 async def _grow(
@@ -136,4 +142,6 @@ async def _load(reader: Reader, namespace: str, ids: list[str]) -> dict[str, Nod
     found: dict[str, Node] = {m.id: m for m in await reader.memories_in(namespace, unique)}
     rest = [i for i in unique if i not in found]
     found.update((d.id, d) for d in await reader.document_heads_in(namespace, rest, OPENING_CHARS))
+    rest = [i for i in rest if i not in found]
+    found.update((e.id, e) for e in await reader.entity_heads_in(namespace, rest))
     return found

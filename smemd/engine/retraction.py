@@ -50,8 +50,9 @@ class Retractions:
             if kind == "document":
                 seeds: list[str] = []
                 reached = [m.id for m in await writer.memories_of_document(subject)]
+                chunks = [c.seq for c in await writer.chunks_of(subject)]
             else:
-                seeds, reached = [subject], []
+                seeds, reached, chunks = [subject], [], []
             withdrawn, unlinked = await writer.unsupported(
                 seeds, reached, subject if kind == "document" else None
             )
@@ -78,7 +79,7 @@ class Retractions:
                     created_at=t, undone_at=None, effects=effects,
                 )
             )  # fmt: skip
-        self._follow(namespace, effects, undone=False)
+        self._follow(namespace, effects, chunks, undone=False)
         return _outcome(retraction_id, subject, effects, withdrawn, unlinked)
 
     async def unretract(self, namespace: str, kind: SubjectKind, ref: str) -> Outcome:
@@ -98,8 +99,9 @@ class Retractions:
                     + "; nothing was restored",
                 )
             await writer.undo(retraction, now())
+            chunks = [c.seq for c in await writer.chunks_of(subject)] if kind == "document" else []
         effects = retraction.effects
-        self._follow(namespace, effects, undone=True)
+        self._follow(namespace, effects, chunks, undone=True)
         withdrawn = [
             i
             for i, m in effects.after.memories.items()
@@ -126,13 +128,16 @@ class Retractions:
             raise Conflict("withdrawn by a retraction", f"memory {ref!r} was withdrawn by {held}")
         return ref
 
-    def _follow(self, namespace: str, effects: Effects, *, undone: bool) -> None:
-        """The in-memory indexes see what the rows now say, as after a hard delete."""
+    def _follow(self, namespace: str, effects: Effects, chunks: list[int], *, undone: bool) -> None:
+        """The in-memory indexes see what the rows now say, as after a hard delete: the
+        memories' new states, and a retracted document's chunks out of recall (back on undo)."""
         if (loaded := self.indexes.loaded(namespace)) is None:
             return
         now_images = effects.before if undone else effects.after
         for image in now_images.memories.values():
             loaded.memories.set_live(image.seq, image.is_live)
+        for seq in chunks:
+            loaded.chunks.set_live(seq, undone)
 
 
 def _outcome(

@@ -102,6 +102,9 @@ class Search(Request):
     as_of: str | None = None  # valid time: what held then, as known now
     as_of_recorded: str | None = None  # record time: what smem believed then
     half_life_days: Annotated[float, msgspec.Meta(ge=0)] | None = None
+    # Only memories naming this entity (its id, or its name in any case), and the chunks they
+    # were read from; an entity the namespace does not have finds nothing.
+    entity: Annotated[str, msgspec.Meta(min_length=1, max_length=255)] | None = None
 
 
 class Profile(Request):

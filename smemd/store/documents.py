@@ -10,6 +10,7 @@ import msgspec
 import numpy as np
 
 from smemd.store.records import Candidate, Chunk, Document, IndexRows, Job, Namespace, Phase
+from smemd.store.retractions import CHUNK_RETRACTED
 from smemd.store.rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
@@ -188,10 +189,10 @@ class DocumentReads:
         return {c.seq: c for c in to_records(Chunk, list(rows))}
 
     async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
-        """A page of chunks with vectors (seq > `after`); every chunk is live."""
+        """A page of chunks with vectors (seq > `after`); live unless their document is retracted."""
         rows = await self.db.execute_fetchall(
-            "SELECT seq, vector, text, 1 FROM chunks WHERE namespace = ? AND seq > ?"
-            " AND vector IS NOT NULL ORDER BY seq LIMIT ?",
+            f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+            " WHERE c.namespace = ? AND c.seq > ? AND c.vector IS NOT NULL ORDER BY c.seq LIMIT ?",
             [namespace, after, limit],
         )
         return IndexRows.of(list(rows))
@@ -205,8 +206,8 @@ class DocumentReads:
 
     async def chunk_index_rows_of(self, document_id: str) -> IndexRows:
         rows = await self.db.execute_fetchall(
-            "SELECT seq, vector, text, 1 FROM chunks WHERE document_id = ? AND vector IS NOT NULL"
-            " ORDER BY seq",
+            f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+            " WHERE c.document_id = ? AND c.vector IS NOT NULL ORDER BY c.seq",
             [document_id],
         )
         return IndexRows.of(list(rows))

@@ -1,5 +1,5 @@
-"""SQL for the graph of a namespace: the links that touch a set of documents and memories, and
-those nodes themselves, always in batches of ids and within the one namespace."""
+"""SQL for the graph of a namespace: the links that touch a set of documents, memories and
+entities, and those nodes themselves, always in batches of ids and within the one namespace."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from collections.abc import Iterator, Sequence
 from typing import Literal, NamedTuple
 
 import aiosqlite
+import msgspec
 
 from smemd.store.records import Memory, Record
 from smemd.store.rows import MEMORY_COLUMNS, to_records
@@ -15,7 +16,8 @@ from smemd.store.rows import MEMORY_COLUMNS, to_records
 # 500 nodes, well under SQLite's limit of bound parameters (32766 since 3.32).
 BATCH = 200
 
-LinkKind = Literal["source", "updates", "extends", "derives", "contradicts"]
+LinkKind = Literal["source", "updates", "extends", "derives", "contradicts", "mentions"]
+_aliases = msgspec.json.Decoder(list[str]).decode
 
 
 class DocumentHead(Record):
@@ -26,9 +28,18 @@ class DocumentHead(Record):
     opening: str
 
 
+class EntityHead(Record):
+    id: str
+    name: str
+    kind: str
+    aliases: list[str]
+    memories: int  # live memories naming it
+
+
 class Link(Record):
-    """A document a memory was read from (`source`, document → memory), or a relation between
-    two memories as the relations table keeps it."""
+    """A document a memory was read from (`source`, document → memory), a relation between two
+    memories as the relations table keeps it, or an entity a memory names (`mentions`, memory →
+    entity)."""
 
     source: str
     target: str
@@ -42,18 +53,33 @@ class _LinkTable(NamedTuple):
     order: str
 
 
+# CROSS JOIN keeps the link table outermost, so a statement starts from the ids it is given
+# (each end has an index) rather than scanning the namespace's memories for the join.
 _TABLES = (
     _LinkTable(
         "SELECT DISTINCT s.document_id, s.memory_id, 'source' FROM memory_sources s"
-        " JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
+        " CROSS JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
         near="s.memory_id", far="s.document_id", order="m.seq",
     ),
     _LinkTable(
         "SELECT r.from_id, r.to_id, r.kind FROM relations r"
-        " JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?",
+        " CROSS JOIN memories m ON m.id = r.from_id WHERE m.namespace = ?",
         near="r.from_id", far="r.to_id", order="r.created_at",
     ),
+    # Live memories first, newest first: what a cut leaves of an entity's thousands of mentions
+    # is what holds now.
+    _LinkTable(
+        "SELECT l.memory_id, l.entity_id, 'mentions' FROM memory_entities l"
+        " CROSS JOIN memories m ON m.id = l.memory_id WHERE m.namespace = ?",
+        near="l.memory_id", far="l.entity_id",
+        order="(m.is_latest = 1 AND m.forgotten_at IS NULL) DESC, m.seq DESC",
+    ),
 )  # fmt: skip
+# The live memories naming entity `e`.
+_LIVE_MENTIONS = (
+    "(SELECT count(*) FROM memory_entities l JOIN memories m ON m.id = l.memory_id"
+    " WHERE l.entity_id = e.id AND m.is_latest = 1 AND m.forgotten_at IS NULL)"
+)
 
 
 def batches(ids: Sequence[str]) -> Iterator[list[str]]:
@@ -141,6 +167,27 @@ class GraphReads:
             )
             found += to_records(DocumentHead, list(rows))
         return found
+
+    async def entity_heads_in(self, namespace: str, ids: Sequence[str]) -> list[EntityHead]:
+        """The entities among `ids`, with how many live memories name each."""
+        found: list[EntityHead] = []
+        for batch in batches(ids):
+            rows = await self.db.execute_fetchall(
+                f"SELECT e.id, e.name, e.kind, e.aliases, {_LIVE_MENTIONS} FROM entities e"
+                f" WHERE e.namespace = ? AND e.id IN ({_marks(batch)})",
+                [namespace, *batch],
+            )
+            found += [
+                EntityHead(id=r[0], name=r[1], kind=r[2], aliases=_aliases(r[3]), memories=r[4])
+                for r in rows
+            ]
+        return found
+
+    async def entity_id(self, namespace: str, entity_id: str) -> str | None:
+        rows = await self.db.execute_fetchall(
+            "SELECT id FROM entities WHERE namespace = ? AND id = ?", [namespace, entity_id]
+        )
+        return next(iter(rows))[0] if rows else None
 
 
 def _distinct(links: list[Link]) -> list[Link]:

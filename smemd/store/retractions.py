@@ -61,6 +61,13 @@ class Retraction(Record):
     effects: Effects
 
 
+# Whether chunk `c`'s document is under a retraction in force: its chunks are out of recall
+# until it is undone (the partial index on subject_id answers this).
+CHUNK_RETRACTED = (
+    "EXISTS (SELECT 1 FROM retractions r WHERE r.subject_id = c.document_id"
+    " AND r.subject_kind = 'document' AND r.undone_at IS NULL)"
+)
+
 _encode = msgspec.json.Encoder().encode
 _decode_effects = msgspec.json.Decoder(Effects).decode
 

@@ -1,6 +1,6 @@
 """Hybrid recall: vectors and BM25 over memories and chunks, fused per passage, cut and hydrated.
 
-Filters and time travel restrict the candidates *before* ranking: they become SQL conditions for
+Filters, an entity and time travel restrict the candidates *before* ranking: they become SQL conditions for
 BM25 and an explicit candidate set for the vector scan. Without them the vector scan uses the
 index's live mask (latest, not forgotten), which is the fast path.
 
@@ -114,7 +114,8 @@ class Recall:
         terms = query_terms(query.text)
         restricted = (
             query.filter is not None or query.as_of is not None or query.as_of_recorded is not None
-        )
+            or query.entity is not None
+        )  # fmt: skip
         sides: list[tuple[str, KindIndex, asyncio.Task[set[int]] | None]] = []
         if query.mode != "chunks":
             narrow = restricted or query.include_forgotten
@@ -135,12 +136,12 @@ class Recall:
         return found
 
     async def _memories_seen(self, namespace: str, query: Query, now: float) -> set[int]:
-        where, params = memory_conditions(query, now)
+        where, params = memory_conditions(namespace, query, now)
         async with self.store.scan(namespace) as reader:
             return set(await reader.memory_seqs(namespace, where, params))
 
     async def _chunks_seen(self, namespace: str, query: Query) -> set[int]:
-        where, params = chunk_conditions(query)
+        where, params = chunk_conditions(namespace, query)
         async with self.store.scan(namespace) as reader:
             return set(await reader.chunk_seqs(namespace, where, params))
 

@@ -49,7 +49,7 @@ class Profiles:
         limit: int = 30, as_of: float | None = None,
     ) -> Profile:  # fmt: skip
         t = now()
-        where, params = _admitted(filter, t, as_of)
+        where, params = _admitted(namespace, filter, t, as_of)
         async with self.store.scan(namespace) as reader:
             static: list[Memory] = []
             for kind in ("preference", "fact"):  # one index walk each, preferences first
@@ -81,7 +81,7 @@ class Profiles:
         """The preferences; else what recall finds for the bucket's description (the namespace
         defined it: `PUT /ns/{ns}/profile/buckets`), or its name."""
         if name == "preferences":
-            where, params = _admitted(filter, now(), as_of)
+            where, params = _admitted(namespace, filter, now(), as_of)
             async with self.store.scan(namespace) as reader:
                 return await reader.top_memories(
                     namespace, where=f"{where} AND m.type = 'preference'", params=params,
@@ -96,10 +96,12 @@ class Profiles:
         return [hit.memory for hit in hits if hit.memory is not None]
 
 
-def _admitted(filter: Filter | None, at: float, as_of: float | None) -> tuple[str, list[Any]]:
+def _admitted(
+    namespace: str, filter: Filter | None, at: float, as_of: float | None
+) -> tuple[str, list[Any]]:
     """SQL over `m` for the memories the filter admits: live now, or valid at `as_of`."""
     if as_of is not None:
-        return memory_conditions(Query(text="", filter=filter, as_of=as_of), at)
+        return memory_conditions(namespace, Query(text="", filter=filter, as_of=as_of), at)
     if filter is None:
         return LIVE_NOW, [at]
     sql, params = filter.to_sql("m.metadata")

@@ -22,3 +22,6 @@ class Query(msgspec.Struct, kw_only=True):
     half_life_days: float = 0.0  # recency decay on memories; 0 = off
     include_forgotten: bool = False
     rerank: bool = True  # re-score the top with the fleet's cross-encoder, when it has one
+    # Only memories naming this entity (its id, or its name in any case), and the chunks they
+    # were read from.
+    entity: str | None = None

@@ -1,16 +1,25 @@
 """What a query may see, as SQL: the latest live versions, or those that held at `as_of`
-(valid time) or were believed at `as_of_recorded` (record time), within its filter. Recall
-scans only these rows when a query restricts them."""
+(valid time) or were believed at `as_of_recorded` (record time), within its filter and naming
+its entity. Recall scans only these rows when a query restricts them."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from smemd.engine.recall.query import Query
+from smemd.store.entities import NAMES_ENTITY
+from smemd.store.retractions import CHUNK_RETRACTED
+
+# The chunks a memory naming the entity was read from (NAMES_ENTITY twice, over `m`).
+_CHUNK_NAMES_ENTITY = (
+    "c.id IN (SELECT s.chunk_id FROM memory_sources s JOIN memories m ON m.id = s.memory_id"
+    f" WHERE {NAMES_ENTITY} UNION SELECT m.chunk_id FROM memories m"
+    f" WHERE m.chunk_id IS NOT NULL AND {NAMES_ENTITY})"
+)
 
 
-def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
-    """SQL over alias `m` for what this query may see among memories."""
+def memory_conditions(namespace: str, query: Query, now: float) -> tuple[str, list[Any]]:
+    """SQL over alias `m` for what this query may see among the namespace's memories."""
     parts: list[str] = []
     params: list[Any] = []
     at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
@@ -39,12 +48,16 @@ def memory_conditions(query: Query, now: float) -> tuple[str, list[Any]]:
         sql, filter_params = query.filter.to_sql("m.metadata")
         parts.append(sql)
         params += filter_params
+    if query.entity is not None:
+        parts.append(NAMES_ENTITY)
+        params += [namespace, query.entity, query.entity]
     return " AND ".join(f"({p})" for p in parts), params
 
 
-def chunk_conditions(query: Query) -> tuple[str, list[Any]]:
-    """SQL over aliases `c` (chunk) and `d` (its document)."""
-    parts: list[str] = ["1"]
+def chunk_conditions(namespace: str, query: Query) -> tuple[str, list[Any]]:
+    """SQL over aliases `c` (chunk) and `d` (its document). A retracted document's chunks are
+    never seen (the indexes' live mask leaves them out on the fast path)."""
+    parts: list[str] = [f"NOT {CHUNK_RETRACTED}"]
     params: list[Any] = []
     if query.as_of is not None:  # said by then: the document's date, else when it came
         parts.append("coalesce(d.content_date, c.created_at) <= ?")
@@ -56,4 +69,7 @@ def chunk_conditions(query: Query) -> tuple[str, list[Any]]:
         sql, filter_params = query.filter.to_sql("d.metadata")
         parts.append(sql)
         params += filter_params
+    if query.entity is not None:
+        parts.append(_CHUNK_NAMES_ENTITY)
+        params += [namespace, query.entity, query.entity] * 2
     return " AND ".join(f"({p})" for p in parts), params

@@ -1,5 +1,5 @@
-// The Graph view: a bounded neighbourhood of documents and memories (`GET /ns/{ns}/graph`), laid
-// out once by d3-force and drawn as static SVG. Searching re-centres it on the search's hits;
+// The Graph view: a bounded neighbourhood of documents, memories and the entities they name
+// (`GET /ns/{ns}/graph`), laid out once by d3-force and drawn as static SVG. Searching re-centres it on the search's hits;
 // picking a node re-centres it on that node and shows the node beside the graph. Where the graph
 // is centred lives in the hash (`#/graph?ns=x&around=id` or `&q=text`), so it can be shared.
 
@@ -11,8 +11,11 @@ const VENDOR = ["d3-dispatch", "d3-quadtree", "d3-timer", "d3-force"]; // in dep
 const TICKS = 300;
 const CARD = { width: 112, height: 22 };
 const DOT = 6;
+const MARK = 8; // an entity's shape, centre to corner
 const TYPES = ["fact", "preference", "episode"];
-const EDGES = ["source", "updates", "extends", "derives", "contradicts"];
+const KINDS = ["person", "place", "organisation", "thing"]; // of entities, each its own shape
+const KIND_NAMES = { person: "people", place: "places", organisation: "organisations", thing: "things" };
+const EDGES = ["source", "mentions", "updates", "extends", "derives", "contradicts"];
 const DEPTHS = ["1", "2", "3"];
 const LIMITS = ["50", "150", "300", "500"];
 
@@ -40,15 +43,20 @@ function useD3() {
   return state;
 }
 
+const DISTANCE = { source: 80, mentions: 64 };
+const CHARGE = { document: -220, entity: -140, memory: -45 };
+const radius = (n) => (n.kind === "document" ? CARD.width / 2 + 4 : n.kind === "entity" ? MARK + 3 : DOT + 3);
+
 // Positions for every node, after a fixed number of ticks, and the box that holds them.
 function layout(d3, graph) {
   const nodes = graph.nodes.map((n) => ({ ...n }));
   const links = graph.edges.map((e) => ({ ...e }));
   const simulation = d3.forceSimulation(nodes)
-    .force("link", d3.forceLink(links).id((n) => n.id).distance((l) => (l.kind === "source" ? 80 : 36)).strength((l) => (l.kind === "source" ? 0.4 : 0.8)))
-    .force("charge", d3.forceManyBody().strength((n) => (n.kind === "document" ? -220 : -45)))
-    // A card collides as the circle around it, so no dot lands on its ends.
-    .force("collide", d3.forceCollide((n) => (n.kind === "document" ? CARD.width / 2 + 4 : DOT + 3)))
+    .force("link", d3.forceLink(links).id((n) => n.id).distance((l) => DISTANCE[l.kind] || 36).strength((l) => (l.kind === "source" ? 0.4 : l.kind === "mentions" ? 0.3 : 0.8)))
+    .force("charge", d3.forceManyBody().strength((n) => CHARGE[n.kind]))
+    // A card collides as the circle around it, so no dot lands on its ends; an entity with room
+    // for its name below it.
+    .force("collide", d3.forceCollide((n) => radius(n) + (n.kind === "entity" ? 10 : 0)))
     .force("x", d3.forceX().strength(0.05))
     .force("y", d3.forceY().strength(0.05));
   simulation.stop();
@@ -70,7 +78,7 @@ function ends(link) {
   const dx = b.x - a.x;
   const dy = b.y - a.y;
   const length = Math.hypot(dx, dy) || 1;
-  const inset = (n) => (n.kind === "document" ? CARD.height / 2 + 2 : DOT + 3);
+  const inset = (n) => (n.kind === "document" ? CARD.height / 2 + 2 : n.kind === "entity" ? MARK + 2 : DOT + 3);
   const from = inset(a) / length;
   const to = inset(b) / length;
   return { x1: a.x + dx * from, y1: a.y + dy * from, x2: b.x - dx * to, y2: b.y - dy * to };
@@ -79,8 +87,20 @@ function ends(link) {
 const short = (text, max) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
 function describe(node) {
+  if (node.kind === "entity") return `${node.entityKind}: ${node.label}, named by ${plural(node.memories, "live memory", "live memories")}`;
   const what = node.kind === "document" ? "Document" : node.status === "live" ? node.type : `${node.status} ${node.type}`;
   return `${what}: ${node.label}`;
+}
+
+// An entity's outline, by its kind: a person a diamond, a place a triangle, an organisation a
+// square, a thing a hexagon; `r` from the centre to a corner.
+function markPath(kind, r) {
+  const points = {
+    person: [[0, -r], [r, 0], [0, r], [-r, 0]],
+    place: [[0, -r], [r * 0.95, r * 0.7], [-r * 0.95, r * 0.7]],
+    organisation: [[-r * 0.78, -r * 0.78], [r * 0.78, -r * 0.78], [r * 0.78, r * 0.78], [-r * 0.78, r * 0.78]],
+  }[kind] || [0, 1, 2, 3, 4, 5].map((i) => [r * Math.cos((Math.PI / 3) * i), r * Math.sin((Math.PI / 3) * i)]);
+  return `M${points.map(([x, y]) => `${x.toFixed(1)},${y.toFixed(1)}`).join(" L")} Z`;
 }
 
 // A ring around a search's hit, or the node the graph is centred on, in the node's own shape.
@@ -89,18 +109,21 @@ function Halo({ node, kind }) {
   return node.kind === "document"
     ? html`<rect class=${`halo ${kind}`} x=${-CARD.width / 2 - gap} y=${-CARD.height / 2 - gap}
         width=${CARD.width + 2 * gap} height=${CARD.height + 2 * gap} rx="9" />`
-    : html`<circle class=${`halo ${kind}`} r=${DOT + gap + 1} />`;
+    : html`<circle class=${`halo ${kind}`} r=${(node.kind === "entity" ? MARK : DOT) + gap + 1} />`;
 }
 
 function Node({ node, hit, selected, onPick }) {
-  const classes = ["node", node.kind, node.type, node.status, hit && "hit", selected && "selected"].filter(Boolean).join(" ");
+  const classes = ["node", node.kind, node.type, node.entityKind, node.status, hit && "hit", selected && "selected"].filter(Boolean).join(" ");
   const onKeyDown = (event) => {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); onPick(node); }
   };
   const shape = node.kind === "document"
     ? html`<rect class="shape" x=${-CARD.width / 2} y=${-CARD.height / 2} width=${CARD.width} height=${CARD.height} rx="6" />
         <text class="card-label" y="4">${short(node.label, 18)}</text>`
-    : html`<circle class="shape" r=${DOT} />`;
+    : node.kind === "entity"
+      ? html`<path class="shape" d=${markPath(node.entityKind, MARK)} />
+          <text class="mark-label" y=${MARK + 15}>${short(node.label, 16)}</text>`
+      : html`<circle class="shape" r=${DOT} />`;
   return html`<g class=${classes} transform=${`translate(${node.x.toFixed(1)} ${node.y.toFixed(1)})`}
       tabindex="0" role="button" aria-label=${describe(node)} aria-current=${selected ? "true" : undefined}
       data-id=${node.id} onClick=${() => onPick(node)} onKeyDown=${onKeyDown}>
@@ -141,8 +164,11 @@ function Legend({ counts }) {
       ${item("superseded", html`<g class="node fact superseded"><circle class="shape" r="5" /></g>`, "superseded", counts.byStatus.superseded)}
       ${item("forgotten", html`<g class="node fact forgotten"><circle class="shape" r="5" /></g>`, "forgotten", counts.byStatus.forgotten)}
     </ul>
+    <ul aria-label="Entities">
+      ${KINDS.map((k) => item(k, html`<g class=${`node entity ${k}`}><path class="shape" d=${markPath(k, 6)} /></g>`, KIND_NAMES[k], (counts.byEntityKind || {})[k] || 0))}
+    </ul>
     <ul>
-      ${EDGES.map((k) => item(k, html`<line class=${`edge ${k}`} x1="-11" y1="0" x2="11" y2="0" />`, k, counts.byEdge[k]))}
+      ${EDGES.map((k) => item(k, html`<line class=${`edge ${k}`} x1="-11" y1="0" x2="11" y2="0" />`, k, counts.byEdge[k] || 0))}
     </ul>
   </section>`;
 }
@@ -151,6 +177,19 @@ function Side({ node, ns }) {
   if (!node) {
     return html`<aside class="panel graph-side" aria-label="Selected node">
       <p class="muted">Pick a node (click it, or focus it and press Enter) to centre the graph on it and read it here.</p>
+    </aside>`;
+  }
+  if (node.kind === "entity") {
+    return html`<aside class="panel graph-side" aria-label="Selected node">
+      <h2>Entity</h2>
+      <p class="row">
+        <span class=${`badge ${node.entityKind}`}>${node.entityKind}</span>
+        <span class="mono muted">${node.id}</span>
+      </p>
+      <p class="graph-text">${node.text}</p>
+      <p class="row">
+        <a href=${href("memories", { ns, entity: node.id })}>Its memories</a>
+      </p>
     </aside>`;
   }
   const memory = node.kind === "memory";

@@ -1,5 +1,5 @@
-// The Memories view: browse a namespace's memories by status, type and document (the list route),
-// or find them by text (the search route); the one in the hash's `id` opens beside the list with
+// The Memories view: browse a namespace's memories by status, type, document and entity (the list
+// route), or find them by text (the search route); the one in the hash's `id` opens beside the list with
 // its times, relations and version timeline, and, for a writer, Update, Forget and Restore.
 
 import { api, ns as nsPath } from "../api.js";
@@ -21,6 +21,8 @@ export default function Memories({ ns, params, canWrite }) {
   const [status, setStatus] = useState(STATUSES.includes(params.status) ? params.status : "live");
   const [type, setType] = useState(TYPES.includes(params.type) ? params.type : "");
   const [doc, setDoc] = useState(params.document || "");
+  const [entity, setEntity] = useState(params.entity || ""); // an entity's id or name
+  useEffect(() => setEntity(params.entity || ""), [params.entity]);
   const [page, setPage] = useState(1);
   const [changes, setChanges] = useState(0); // bumped by Update, Forget and Restore: reload
   // Searched as typed, once the keys pause for a moment: results must be on screen within 150 ms
@@ -29,7 +31,7 @@ export default function Memories({ ns, params, canWrite }) {
     const timer = setTimeout(() => setQuery(text.trim()), SETTLE_MS);
     return () => clearTimeout(timer);
   }, [text]);
-  useEffect(() => setPage(1), [ns, query, status, type, doc]);
+  useEffect(() => setPage(1), [ns, query, status, type, doc, entity]);
 
   const documents = useApi(
     () => api(`${nsPath(ns)}/list/documents`, { method: "POST", query: { limit: 50 }, body: {} }),
@@ -37,13 +39,13 @@ export default function Memories({ ns, params, canWrite }) {
   );
   const known = documents.data ? documents.data.documents : [];
   const results = useApi(
-    () => (query ? search(ns, query, { status, type, doc, known }) : browse(ns, page, { status, type, doc })),
+    () => (query ? search(ns, query, { status, type, doc, entity, known }) : browse(ns, page, { status, type, doc, entity })),
     // Only browsing polls: a search embeds its text, which is use of the models (dreaming waits).
-    [ns, query, status, type, doc, query ? 0 : page, changes], query ? 0 : 15_000,
+    [ns, query, status, type, doc, entity, query ? 0 : page, changes], query ? 0 : 15_000,
   );
   // The hash holds the filters beside the selection, so a reload or a shared link opens the same.
   const open = (id) => navigate("memories", {
-    ns, id, q: query, status: status === "live" ? undefined : status, type, document: doc,
+    ns, id, q: query, status: status === "live" ? undefined : status, type, document: doc, entity,
   });
   const changed = (id) => { setChanges((n) => n + 1); if (id && id !== params.id) open(id); };
 
@@ -63,6 +65,8 @@ export default function Memories({ ns, params, canWrite }) {
         <option value="">any</option>${TYPES.map((t) => html`<option value=${t}>${t}</option>`)}</select></label>
       <label>Document<input list="memory-documents" value=${doc} placeholder="any"
         onChange=${(e) => setDoc(e.target.value.trim())} /></label>
+      <label>Entity<input value=${entity} placeholder="any"
+        onChange=${(e) => setEntity(e.target.value.trim())} /></label>
       <datalist id="memory-documents">${known.map((d) => html`<option value=${d.customId || d.id}>${d.title || d.id}</option>`)}</datalist>
     </form>
     ${query && status === "superseded" && html`<p class="notice">Text search looks at latest versions only: clear the search to browse superseded ones.</p>`}
@@ -78,22 +82,26 @@ export default function Memories({ ns, params, canWrite }) {
     </div>`;
 }
 
-async function browse(ns, page, { status, type, doc }) {
+async function browse(ns, page, { status, type, doc, entity }) {
   const reply = await api(`${nsPath(ns)}/list/memories`, {
     method: "POST", query: { page, limit: PAGE },
-    body: { status, type: type || undefined, document: doc || undefined },
+    body: { status, type: type || undefined, document: doc || undefined, entity: entity || undefined },
   });
   const rows = reply.memories.map((m) => ({ ...m, status: statusOf(m) }));
   return { query: "", rows, total: reply.pagination.totalItems, pages: reply.pagination.totalPages };
 }
 
 // Search sees the latest versions (and, asked, the forgotten ones); its results say `isLatest`
-// false for a forgotten one. Type and document narrow the ranked results here.
-async function search(ns, query, { status, type, doc, known }) {
+// false for a forgotten one. The entity narrows the search itself; type and document narrow the
+// ranked results here.
+async function search(ns, query, { status, type, doc, entity, known }) {
   if (status === "superseded") return { query, rows: [] };
   const reply = await api(`${nsPath(ns)}/search`, {
     method: "POST",
-    body: { query, searchMode: "memories", limit: SEARCHED, include: { forgotten: status === "forgotten" } },
+    body: {
+      query, searchMode: "memories", limit: SEARCHED, include: { forgotten: status === "forgotten" },
+      entity: entity || undefined,
+    },
   });
   const docIds = new Set([doc, ...known.filter((d) => d.customId === doc).map((d) => d.id)]);
   const rows = reply.results
