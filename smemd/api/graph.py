@@ -27,8 +27,7 @@ from smemd.protocol.graph import (
     GraphQuery,
     NodeStatus,
 )
-from smemd.store.graph import EntityHead
-from smemd.store.records import Memory
+from smemd.store.records import Entity, Memory
 
 
 async def graph(request: web.Request) -> web.Response:
@@ -71,7 +70,7 @@ def _node(node: Node, seed: bool, now: float) -> GraphNode:
             type=node.type, status=status, is_latest=node.is_latest,
             document_id=node.document_id, seed=seed,
         )  # fmt: skip
-    if isinstance(node, EntityHead):
+    if isinstance(node, Entity):
         return _entity(node, seed)
     name = node.title or node.caller_id or node.url or node.opening
     text = node.opening if name == node.opening else f"{name}\n\n{node.opening}"
@@ -80,7 +79,7 @@ def _node(node: Node, seed: bool, now: float) -> GraphNode:
     )
 
 
-def _entity(node: EntityHead, seed: bool) -> GraphNode:
+def _entity(node: Entity, seed: bool) -> GraphNode:
     kind: EntityKind = next((k for k in ENTITY_KINDS if k == node.kind), "thing")
     also = f"\nalso: {', '.join(node.aliases)}" if node.aliases else ""
     named = f"{node.memories} live {'memory names' if node.memories == 1 else 'memories name'} it"

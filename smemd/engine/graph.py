@@ -12,8 +12,8 @@ from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.query import Query
 from smemd.errors import NotFound
 from smemd.store.api import Reader, Store
-from smemd.store.graph import DocumentHead, EntityHead, Link
-from smemd.store.records import Memory
+from smemd.store.graph import DocumentHead, Link
+from smemd.store.records import Entity, Memory
 
 SEED_HITS = 10  # a search seeds the graph with its top hits
 OPENING_CHARS = 1000  # of a document's content, to name it
@@ -21,7 +21,7 @@ OPENING_CHARS = 1000  # of a document's content, to name it
 # (a document or an entity with thousands of memories) is cut, and then the reply says it is truncated.
 LINKS_PER_STEP = 2000
 
-Node = Memory | DocumentHead | EntityHead
+Node = Memory | DocumentHead | Entity
 
 
 class Neighbourhood(msgspec.Struct, kw_only=True):

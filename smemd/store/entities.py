@@ -31,9 +31,9 @@ NAMES_ENTITY = (
     " JOIN memory_entities l ON l.entity_id = g.id"
     " WHERE x.namespace = ? AND (x.id = ? OR lower(x.name) = lower(?)))"
 )
-# An entity as read, in Entity's field order: its row, with the group's times, aliases (the
+# An entity as read (rows `e`), in Entity's field order: its row, with the group's times, aliases (the
 # names merged into it) and live memories.
-_READ = (
+ENTITY_SELECT = (
     "e.id, e.namespace, e.name, e.kind,"
     f" (SELECT min(g.first_seen) FROM entities g WHERE {_IN_GROUP}),"
     f" (SELECT max(g.last_seen) FROM entities g WHERE {_IN_GROUP}), e.created_at,"
@@ -44,7 +44,7 @@ _READ = (
 )
 
 
-def _entity(row: Any) -> Entity:
+def entity_from_row(row: Any) -> Entity:
     values = dict(zip(Entity.__struct_fields__, row, strict=True))
     values["aliases"] = sorted(_names(values["aliases"]), key=str.lower)
     return msgspec.convert(values, Entity, strict=False)
@@ -70,32 +70,32 @@ class EntityReads:
             where += " AND e.kind = ?"
             params.append(kind)
         rows = await self.db.execute_fetchall(
-            f"SELECT {_READ} AS n FROM entities e WHERE {where}"
+            f"SELECT {ENTITY_SELECT} AS n FROM entities e WHERE {where}"
             " ORDER BY n DESC, lower(e.name) LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
         total = await self.db.execute_fetchall(
             f"SELECT count(*) FROM entities e WHERE {where}", params
         )
-        return [_entity(r) for r in rows], int(next(iter(total))[0])
+        return [entity_from_row(r) for r in rows], int(next(iter(total))[0])
 
     async def entity(self, namespace: str, id_or_name: str) -> Entity | None:
         """The entity with this id, or named so by its name or an alias (any case); asked by a
         merged name's id, the entity it was merged into."""
         rows = await self.db.execute_fetchall(
-            f"SELECT {_READ} FROM entities e WHERE e.id = (SELECT {CANONICAL} FROM entities x"
+            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id = (SELECT {CANONICAL} FROM entities x"
             " WHERE x.namespace = ? AND (x.id = ? OR lower(x.name) = lower(?))"
             " ORDER BY x.id != ? LIMIT 1)",
             [namespace, id_or_name, id_or_name, id_or_name],
         )
-        return _entity(next(iter(rows))) if rows else None
+        return entity_from_row(next(iter(rows))) if rows else None
 
     async def entities_by_id(self, ids: Sequence[str]) -> list[Entity]:
         marks = ",".join("?" * len(ids))
         rows = await self.db.execute_fetchall(
-            f"SELECT {_READ} FROM entities e WHERE e.id IN ({marks})", list(ids)
+            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id IN ({marks})", list(ids)
         )
-        return [_entity(r) for r in rows]
+        return [entity_from_row(r) for r in rows]
 
     async def memories_of_entity(self, entity_id: str, limit: int) -> list[Memory]:
         """Every version that mentions the entity by any of its names, newest valid time first."""

@@ -9,7 +9,8 @@ from typing import Literal, NamedTuple
 import aiosqlite
 import msgspec
 
-from smemd.store.records import Memory, Record
+from smemd.store.entities import ENTITY_SELECT, entity_from_row
+from smemd.store.records import Entity, Memory, Record
 from smemd.store.rows import MEMORY_COLUMNS, to_records
 
 # Ids per statement: each batch is named twice in some statements, beside at most the graph's
@@ -17,7 +18,6 @@ from smemd.store.rows import MEMORY_COLUMNS, to_records
 BATCH = 200
 
 LinkKind = Literal["source", "updates", "extends", "derives", "contradicts", "mentions"]
-_aliases = msgspec.json.Decoder(list[str]).decode
 
 
 class DocumentHead(Record):
@@ -26,14 +26,6 @@ class DocumentHead(Record):
     caller_id: str | None
     url: str | None
     opening: str
-
-
-class EntityHead(Record):
-    id: str
-    name: str
-    kind: str
-    aliases: list[str]
-    memories: int  # live memories naming it
 
 
 class Link(Record):
@@ -75,11 +67,6 @@ _TABLES = (
         order="(m.is_latest = 1 AND m.forgotten_at IS NULL) DESC, m.seq DESC",
     ),
 )  # fmt: skip
-# The live memories naming entity `e`.
-_LIVE_MENTIONS = (
-    "(SELECT count(*) FROM memory_entities l JOIN memories m ON m.id = l.memory_id"
-    " WHERE l.entity_id = e.id AND m.is_latest = 1 AND m.forgotten_at IS NULL)"
-)
 
 
 def batches(ids: Sequence[str]) -> Iterator[list[str]]:
@@ -109,9 +96,10 @@ class GraphReads:
     async def links_of(
         self, namespace: str, ids: Sequence[str], cap: int
     ) -> tuple[list[Link], bool]:
-        """Links with an end among `ids` (documents or memories), sources before relations, and
+        """Links with an end among `ids` (documents, memories or entities), sources before relations, and
         whether `cap` cut any: each statement reads at most `cap` rows, so a document with
         thousands of memories costs no more than the graph can show."""
+        ids = await self._with_merged_names(ids)
         found: list[Link] = []
         cut = False
         for table in _TABLES:
@@ -126,10 +114,11 @@ class GraphReads:
                 )
                 found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows[:cap]]
                 cut = cut or len(rows) > cap
-        return _distinct(found), cut
+        return await self._as_entities(_distinct(found)), cut
 
     async def links_among(self, namespace: str, ids: Sequence[str]) -> list[Link]:
         """The links with both ends among `ids` (a few hundred at most: the graph's nodes)."""
+        ids = await self._with_merged_names(ids)
         found: list[Link] = []
         every = _marks(ids)
         for table in _TABLES:
@@ -140,7 +129,7 @@ class GraphReads:
                     [namespace, *batch, *ids],
                 )
                 found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
-        return found
+        return await self._as_entities(found)
 
     async def memories_in(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         found: list[Memory] = []
@@ -168,26 +157,56 @@ class GraphReads:
             found += to_records(DocumentHead, list(rows))
         return found
 
-    async def entity_heads_in(self, namespace: str, ids: Sequence[str]) -> list[EntityHead]:
-        """The entities among `ids`, with how many live memories name each."""
-        found: list[EntityHead] = []
+    async def entity_heads_in(self, namespace: str, ids: Sequence[str]) -> list[Entity]:
+        """The entities among `ids` (names merged into another are not), with how many live
+        memories name each by any of their names."""
+        found: list[Entity] = []
         for batch in batches(ids):
             rows = await self.db.execute_fetchall(
-                f"SELECT e.id, e.name, e.kind, e.aliases, {_LIVE_MENTIONS} FROM entities e"
-                f" WHERE e.namespace = ? AND e.id IN ({_marks(batch)})",
+                f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.namespace = ?"
+                f" AND e.merged_into IS NULL AND e.id IN ({_marks(batch)})",
                 [namespace, *batch],
             )
-            found += [
-                EntityHead(id=r[0], name=r[1], kind=r[2], aliases=_aliases(r[3]), memories=r[4])
-                for r in rows
-            ]
+            found += [entity_from_row(r) for r in rows]
         return found
 
     async def entity_id(self, namespace: str, entity_id: str) -> str | None:
+        """The entity this id names: itself, or the one its name was merged into."""
         rows = await self.db.execute_fetchall(
-            "SELECT id FROM entities WHERE namespace = ? AND id = ?", [namespace, entity_id]
+            "SELECT coalesce(merged_into, id) FROM entities WHERE namespace = ? AND id = ?",
+            [namespace, entity_id],
         )
         return next(iter(rows))[0] if rows else None
+
+    async def _with_merged_names(self, ids: Sequence[str]) -> list[str]:
+        """`ids` and the rows of names merged into any of them: a link names the row its
+        memory used."""
+        merged: list[str] = []
+        for batch in batches(ids):
+            rows = await self.db.execute_fetchall(
+                f"SELECT id FROM entities WHERE merged_into IN ({_marks(batch)})", batch
+            )
+            merged += [r[0] for r in rows]
+        return [*ids, *merged]
+
+    async def _as_entities(self, links: list[Link]) -> list[Link]:
+        """`mentions` links pointed at the entity a merged name belongs to."""
+        named = sorted({link.target for link in links if link.kind == "mentions"})
+        owner: dict[str, str] = {}
+        for batch in batches(named):
+            rows = await self.db.execute_fetchall(
+                f"SELECT id, merged_into FROM entities WHERE merged_into IS NOT NULL"
+                f" AND id IN ({_marks(batch)})",
+                batch,
+            )
+            owner.update((r[0], r[1]) for r in rows)
+        if not owner:
+            return links
+        return _distinct([
+            msgspec.structs.replace(link, target=owner.get(link.target, link.target))
+            if link.kind == "mentions" else link
+            for link in links
+        ])  # fmt: skip
 
 
 def _distinct(links: list[Link]) -> list[Link]:
