@@ -49,15 +49,17 @@ GRADED = {
 class JudgeTables:
     """The fake model's answers: a memory's type and its probability; which memory extends which;
     what follows from which memories (`inferences`: the inference, its sources and the judge's
-    probability that it follows)."""
+    probability that it follows); whether two names are one (`aliases`, else 0.1)."""
 
     def __init__(
         self, types: Mapping[str, tuple[str, float]], links: Mapping[str, str] | None = None,
         inferences: Mapping[str, tuple[Sequence[str], float]] | None = None,
+        aliases: Mapping[frozenset[str], float] | None = None,
     ) -> None:  # fmt: skip
         self.types = dict(types)
         self.links = dict(links or {})
         self.inferences = dict(inferences or {})
+        self.aliases = dict(aliases or {})  # a pair of names: the judge's p that they are one
         self.asked: list[str] = []  # the kind of each judge question, in order
         self.shown: list[list[str]] = []  # the memories of each request for an inference
 
@@ -70,6 +72,10 @@ class JudgeTables:
             self.asked.append("derives")
             _, p = self.inferences[inference.group(1)]
             return Reply(probs=_spread(prompt, "It follows", p))
+        if "Do the two names refer to the same" in prompt:
+            self.asked.append("alias")
+            names = frozenset(re.findall(r'^Name \d: "(.*)"\.', prompt, re.MULTILINE))
+            return Reply(probs=_spread(prompt, "The same", self.aliases.get(names, 0.1)))
         if "What kind of memory is each" in prompt:  # a batch: one letter per numbered memory
             self.asked.append("type")
             items = re.findall(r"^\d+\. (.*)$", prompt, re.MULTILINE)

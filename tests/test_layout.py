@@ -13,8 +13,8 @@ SHARED = {"ids", "quiet", "filters"}
 ALLOWED = {
     "dates": set(),
     "index": set(),
-    "judgement": {"ids", "index"},
-    "entities": set(),
+    "entities": {"ids"},
+    "judgement": {"ids", "index", "entities"},
     "ingest": {"dates", "index", "judgement", "entities"} | SHARED,
     "recall": {"dates", "index"} | SHARED,
     "dreaming": {"index", "judgement", "entities"} | SHARED,

@@ -10,6 +10,7 @@ from smemd.api import (
     calibration,
     documents,
     entities,
+    entity_aliases,
     files,
     graph,
     hosted_only,
@@ -49,6 +50,8 @@ ROUTES: list[Route] = [
     *memories.ROUTES,
     *retraction.ROUTES,
     *graph.ROUTES,
+    # The fixed paths (`/entities/suggestions`…) before the entity by id or name.
+    *entity_aliases.ROUTES,
     *entities.ROUTES,
     *review.ROUTES,
     *namespaces.ROUTES,

@@ -111,7 +111,8 @@ async def dreaming_status(engine: Engine) -> Dreaming:
         last_error=progress.last_error, heuristics=dreamer.heuristics,
         inference=dreamer.inference, uninferred=uninferred,
         inference_looked=progress.inference_looked, inference_asked=progress.inference_asked,
-        inferred=progress.inferred,
+        inferred=progress.inferred, aliases_asked=progress.aliases_asked,
+        aliases_merged=progress.aliases_merged,
     )  # fmt: skip
 
 

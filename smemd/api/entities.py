@@ -22,7 +22,7 @@ async def entities(request: web.Request) -> web.Response:
     )
     return reply(
         Entities(
-            entities=[_entity(e) for e in found],
+            entities=[entity_out(e) for e in found],
             pagination=render.pagination(query.page, query.limit, total),
         )
     )
@@ -34,15 +34,15 @@ async def entity(request: web.Request) -> web.Response:
     now = time.time()
     return reply(
         EntityProfile(
-            entity=_entity(found.entity),
+            entity=entity_out(found.entity),
             current=[render.memory(m, now) for m in found.current],
             history=[render.memory(m, now) for m in found.history],
-            related=[_entity(e) for e in found.related],
+            related=[entity_out(e) for e in found.related],
         )
     )
 
 
-def _entity(e: Entity) -> EntityOut:
+def entity_out(e: Entity) -> EntityOut:
     return EntityOut(
         id=e.id, name=e.name, kind=e.kind, aliases=e.aliases,
         first_seen=render.iso(e.first_seen) or "", last_seen=render.iso(e.last_seen) or "",
@@ -66,9 +66,10 @@ ROUTES = [
         method="GET", path="/ns/{ns}/entities/{id}", handler=entity, namespace_from="path",
         reply=EntityProfile, summary="One entity: its current facts, its history, who is named with it",
         description=(
-            "`current`: the live memories naming it; `history`: the superseded versions naming"
-            " it, with their valid times; both newest valid time first. `related`: entities"
-            " named in the same live memories, with how many."
+            "`{id}` is the entity's id, or a name or alias of it (any case). `current`: the"
+            " live memories naming it by any of its names; `history`: the superseded versions"
+            " naming it, with their valid times; both newest valid time first. `related`:"
+            " entities named in the same live memories, with how many."
         ),
     ),
 ]  # fmt: skip

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.dreaming.dreamer import Dreamer
+from smemd.engine.entity_aliases import EntityAliases
 from smemd.engine.entity_profiles import EntityProfiles
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.documents import Documents
@@ -83,6 +84,7 @@ class Engine:
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.memories.hide)
         self.entities = EntityProfiles(self.store)
+        self.aliases = EntityAliases(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self._tasks: list[asyncio.Task[None]] = []
 

@@ -61,6 +61,8 @@ class Dreaming(Reply):
     inference_looked: int = 0
     inference_asked: int = 0  # groups of memories the model was asked to infer from
     inferred: int = 0  # inferences stored (`isInference`, with `derives` links to their sources)
+    aliases_asked: int = 0  # pairs of entity names put to the judge
+    aliases_merged: int = 0  # of those, merged as one entity
 
 
 class Status(Reply):

@@ -11,7 +11,7 @@ from smemd.protocol import Query, Reply, Request
 
 Id = Annotated[str, msgspec.Meta(min_length=1, max_length=100)]
 MemoryType = Literal["fact", "preference", "episode"]
-JudgeKind = Literal["reconcile", "type", "link", "derives"]
+JudgeKind = Literal["reconcile", "type", "link", "derives", "alias"]
 
 
 class JudgementsQuery(Query):

@@ -64,23 +64,53 @@ class AliasReads:
 
     async def entity_contexts(
         self, namespace: str, entity_ids: list[str], per_entity: int
-    ) -> dict[str, list[tuple[str, np.ndarray]]]:
-        """For each entity, the text and vector of its newest live memories (at most
+    ) -> dict[str, list[tuple[str, str, np.ndarray]]]:
+        """For each entity, the id, text and vector of its newest live memories (at most
         `per_entity`), through any of its names."""
-        marks = ",".join("?" * len(entity_ids))
-        rows = await self.db.execute_fetchall(
-            "SELECT canonical, text, vector FROM (SELECT coalesce(x.merged_into, x.id) AS canonical,"
-            " m.text, m.vector, row_number() OVER (PARTITION BY coalesce(x.merged_into, x.id)"
-            " ORDER BY m.valid_from DESC, m.seq DESC) AS k FROM entities x"
-            " JOIN memory_entities l ON l.entity_id = x.id JOIN memories m ON m.id = l.memory_id"
-            " WHERE x.namespace = ? AND coalesce(x.merged_into, x.id) IN"
-            f" ({marks}) AND m.is_latest = 1 AND m.forgotten_at IS NULL) WHERE k <= ?",
-            [namespace, *entity_ids, per_entity],
-        )
-        found: dict[str, list[tuple[str, np.ndarray]]] = {}
-        for canonical, text, vector in rows:
-            found.setdefault(str(canonical), []).append((str(text), from_blob(vector)))
+        found: dict[str, list[tuple[str, str, np.ndarray]]] = {}
+        for start in range(0, len(entity_ids), 500):
+            batch = entity_ids[start : start + 500]
+            rows = await self.db.execute_fetchall(
+                "SELECT canonical, id, text, vector FROM (SELECT coalesce(x.merged_into, x.id)"
+                " AS canonical, m.id, m.text, m.vector, row_number() OVER (PARTITION BY"
+                " coalesce(x.merged_into, x.id) ORDER BY m.valid_from DESC, m.seq DESC) AS k"
+                " FROM entities x JOIN memory_entities l ON l.entity_id = x.id"
+                " JOIN memories m ON m.id = l.memory_id WHERE x.namespace = ?"
+                f" AND coalesce(x.merged_into, x.id) IN ({','.join('?' * len(batch))})"
+                " AND m.is_latest = 1 AND m.forgotten_at IS NULL) WHERE k <= ?",
+                [namespace, *batch, per_entity],
+            )
+            for canonical, memory_id, text, vector in rows:
+                found.setdefault(str(canonical), []).append(
+                    (str(memory_id), str(text), from_blob(vector))
+                )
         return found
+
+    async def newest_entity_rows(self) -> dict[str, int]:
+        """Per namespace, the newest entity row's seq: a namespace whose newest is past what
+        was looked at has new names to compare."""
+        rows = await self.db.execute_fetchall(
+            "SELECT namespace, max(seq) FROM entities GROUP BY namespace"
+        )
+        return {str(ns): int(seq) for ns, seq in rows}
+
+    async def entity_row_by_id(self, entity_id: str) -> tuple[str, str | None] | None:
+        """A name's row by id: its id, and the entity it is merged into if it is."""
+        rows = await self.db.execute_fetchall(
+            "SELECT id, merged_into FROM entities WHERE id = ?", [entity_id]
+        )
+        if not rows:
+            return None
+        row_id, merged_into = next(iter(rows))
+        return str(row_id), None if merged_into is None else str(merged_into)
+
+    async def entity_names(self, ids: set[str]) -> dict[str, str]:
+        """The name of each entity row among `ids` (merged or not)."""
+        listed = sorted(ids)
+        rows = await self.db.execute_fetchall(
+            f"SELECT id, name FROM entities WHERE id IN ({','.join('?' * len(listed))})", listed
+        )
+        return {str(i): str(n) for i, n in rows}
 
 
 class AliasWrites(EntityWrites, AliasReads):

@@ -51,7 +51,7 @@ class InferenceReads:
         )
         return to_records(Memory, list(rows))
 
-    async def entity_names(self, memory_ids: Sequence[str]) -> list[str]:
+    async def names_mentioned(self, memory_ids: Sequence[str]) -> list[str]:
         """The names of the entities the memories mention, each once."""
         if not memory_ids:
             return []

@@ -14,7 +14,7 @@ MemoryStatus = Literal["live", "superseded", "forgotten"]
 RelationKind = Literal["updates", "extends", "derives", "contradicts"]
 # Who gave a memory its type; None is the heuristic's guess, which dreaming may put to the judge.
 TypedBy = Literal["extraction", "judge", "label"]
-JudgeKind = Literal["reconcile", "type", "link", "derives"]
+JudgeKind = Literal["reconcile", "type", "link", "derives", "alias"]
 # A person's word on: a memory's type, a judge's call, a contradiction (see Label).
 LabelKind = Literal["type", "judgement", "contradiction"]
 # The phases a document's job advances through, each committed before the next starts.

@@ -3,9 +3,10 @@
 It runs when no ingest job is open and the lanes have been quiet for `quiet_s` (20 s by
 default): no search and no ingest in that time. Reads that use no model (a console polling
 lists and status) do not count. Each step is small (nine memories typed, six looked at for
-links, or one group of memories asked for an inference), and quiet is checked again between
-steps, so a search waits at most one step. Typing comes first, then links, then inferences;
-without a model nothing is inferred (`inference` says so).
+links, three alias suggestions judged, or one group of memories asked for an inference), and
+quiet is checked again between steps, so a search waits at most one step. Typing comes first,
+then links, aliases, inferences; without a model nothing is inferred (`inference` says so) and
+alias suggestions wait for a person.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Literal
 
 import msgspec
 
+from smemd.engine.dreaming.aliaser import Aliaser
 from smemd.engine.dreaming.inference_prompt import Chatter
 from smemd.engine.dreaming.inferrer import Inferrer
 from smemd.engine.dreaming.linker import Linker
@@ -45,6 +47,8 @@ class Progress(msgspec.Struct, kw_only=True):
     inference_looked: int = 0  # memories looked at for inferences
     inference_asked: int = 0  # groups of memories the model was asked to infer from
     inferred: int = 0  # inferences the judge let stand, stored
+    aliases_asked: int = 0  # pairs of entities put to the judge
+    aliases_merged: int = 0  # of those, merged as one
     last_step_at: float | None = None  # Unix time
     errors: int = 0
     last_error: str = ""
@@ -64,6 +68,7 @@ class Dreamer:
         self.quiet_s = quiet_s
         self.typer = Typer(store, judge) if judge is not None else None
         self.linker = Linker(store, indexes, judge)
+        self.aliaser = Aliaser(store, judge) if judge is not None else None
         self.inferrer = (
             Inferrer(store, indexes, embedder, model, judge)
             if judge is not None and model is not None and embedder is not None
@@ -123,8 +128,8 @@ class Dreamer:
                 await self._sleep(max(self.quiet_s, 1.0))
 
     async def step(self) -> bool:
-        """One batch of typing, else of links, else one inference; False when nothing is left
-        to do."""
+        """One batch of typing, else of links, else of aliases, else one inference; False when
+        nothing is left to do."""
         if self.typer is not None:
             asked, typed = await self.typer.step()
             if asked:
@@ -134,6 +139,11 @@ class Dreamer:
         if looked:
             self._done(links_looked=looked, linked=linked)
             return True
+        if self.aliaser is not None:
+            asked, merged = await self.aliaser.step()
+            if asked:
+                self._done(aliases_asked=asked, aliases_merged=merged)
+                return True
         if self.inferrer is None:
             return False
         looked, asked, inferred = await self.inferrer.step()

@@ -142,7 +142,7 @@ class Inferrer:
             return None
         names = [
             name
-            for name in await writer.entity_names([m.id for m in sources])
+            for name in await writer.names_mentioned([m.id for m in sources])
             if name.casefold() in inference.text.casefold()
         ]
         t = now()

@@ -19,15 +19,19 @@ import msgspec
 from smemd.engine.ids import now
 from smemd.engine.judgement import logistic
 from smemd.engine.judgement.letter_judge import DEFAULT_THRESHOLD, Judge
-from smemd.engine.judgement.questions import DERIVES_THRESHOLD, LINK_THRESHOLD
+from smemd.engine.judgement.questions import ALIAS_THRESHOLD, DERIVES_THRESHOLD, LINK_THRESHOLD
 from smemd.engine.judgement.reapplication import reapply
 from smemd.store.api import EVERY_NAMESPACE, Reader, Store
 from smemd.store.records import Judged, JudgeKind
 
 log = logging.getLogger("smemd.calibration")
 
-KINDS: tuple[JudgeKind, ...] = ("reconcile", "type", "link", "derives")
-DEFAULT_THRESHOLDS: dict[str, float] = {"link": LINK_THRESHOLD, "derives": DERIVES_THRESHOLD}
+KINDS: tuple[JudgeKind, ...] = ("reconcile", "type", "link", "derives", "alias")
+DEFAULT_THRESHOLDS: dict[str, float] = {
+    "link": LINK_THRESHOLD,
+    "derives": DERIVES_THRESHOLD,
+    "alias": ALIAS_THRESHOLD,
+}
 MIN_LABELS = 5  # fewer says more about the labeller than about the judge
 SETTING = "calibration"
 

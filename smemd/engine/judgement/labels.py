@@ -1,7 +1,8 @@
 """A person's labels: a memory's type, or ✓/✗ on a judge's call (a link or a decision).
 
 A label is the truth from then on: a type label sets the memory's type; a ✓ on a link makes
-it, a ✗ removes it; a ✓ on a type call sets the type it picked, a ✗ puts the heuristic's back.
+it, a ✗ removes it; a ✓ on a type call sets the type it picked, a ✗ puts the heuristic's back;
+a ✓ on an alias call merges the two names if it said "the same", a ✗ splits them.
 Reconcile calls are graded only: their versions stay as history. Calibration fits on them all.
 """
 
@@ -11,6 +12,7 @@ from typing import Literal
 
 import msgspec
 
+from smemd.engine.entities.merging import settle_call
 from smemd.engine.ids import now
 from smemd.errors import BadRequest, NotFound
 from smemd.store.api import Store, Writer
@@ -53,6 +55,10 @@ async def _grade(writer: Writer, call: Judged, correct: bool) -> Label:
         raise BadRequest(
             f"judgement {call.id} picked nothing (its letters held no probability): nothing to grade"
         )
+    if call.kind == "alias":
+        same = call.proposal.startswith("same:") == correct
+        await settle_call(writer, call, same, by="person")
+        return await _put(writer, "judgement", call.id, "correct" if correct else "wrong")
     memories = await writer.memories_by_id([call.subject_id])
     if call.kind == "type" and memories:
         value = msgspec.convert(call.proposal if correct else call.fallback, MemoryType)

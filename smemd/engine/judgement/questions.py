@@ -141,3 +141,25 @@ def derives_options(inference_text: str, sources: Sequence[str]) -> Question:
         "It does not follow: it adds, changes or guesses what they do not say.",
     ]
     return Question(kind="derives", text=text, options=options)
+
+
+# A merge changes what every profile and filter of both names shows: as sure as a link.
+ALIAS_THRESHOLD = 0.8
+
+
+def alias_options(
+    kind: str, first: tuple[str, Sequence[str]], second: tuple[str, Sequence[str]]
+) -> Question:
+    """Do two names, each with a few memories that use it, name one entity? Letter A: the
+    same; B: two, or not shown to be one."""
+    what = "person" if kind == "person" else "place" if kind == "place" else "thing or group"
+    shown = []
+    for n, (name, facts) in enumerate((first, second), start=1):
+        lines = "\n".join(f"- {one_line(text)}" for text in facts)
+        shown.append(f'Name {n}: "{one_line(name)}". Memories that use it:\n{lines}')
+    text = "\n\n".join([*shown, f"Do the two names refer to the same {what}?"])
+    options = [
+        f"The same {what}, named two ways.",
+        "Two different ones, or the memories do not show that they are the same.",
+    ]
+    return Question(kind="alias", text=text, options=options)

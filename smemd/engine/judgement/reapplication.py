@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import msgspec
 
+from smemd.engine.entities.merging import settle_call
 from smemd.engine.ids import now
 from smemd.engine.judgement.verdicts import NONE, target_of
 from smemd.store.api import Writer
@@ -45,6 +46,9 @@ def _undecided(call: Judged) -> str:
 
 
 async def _redo(writer: Writer, call: Judged, should: str) -> None:
+    if call.kind == "alias":
+        await settle_call(writer, call, should.startswith("same:"), by="judge")
+        return
     memories = {m.id: m for m in await writer.memories_by_id([call.subject_id])}
     memory = memories.get(call.subject_id)
     if memory is None:
