@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import answers, calibration, fleet, ingest, memory, nodes, review, stats
+from smemctl import answers, calibration, entities, fleet, ingest, memory, nodes, review, stats
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.mcp import command as mcp_command
@@ -169,6 +169,16 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         review.review,
         "open contradictions (two memories that disagree), or resolve one",
         review.review_arguments,
+    ),
+    "entities": (
+        entities.entities,
+        "the entities memories name; suggestions, decisions, merge KEEP NAME…, split NAME",
+        entities.entities_arguments,
+    ),
+    "entity": (
+        entities.entity,
+        "one entity: what holds of it now, what held before, who is named with it",
+        entities.entity_arguments,
     ),
     "calibration": (
         calibration.calibration,

@@ -23,6 +23,7 @@ from smemd.engine.dreaming.inference_prompt import inference_schema, write_infer
 from smemd.engine.ingest.model_facts import KINDS, extract_facts
 from smemd.engine.judgement.letter_judge import TOP_LOGPROBS, Judge, Judgement, letters_for
 from smemd.engine.judgement.questions import (
+    alias_options,
     derives_options,
     reconcile_options,
     type_batch,
@@ -124,16 +125,22 @@ def assert_letter_shape(judgement: Judgement, letters: str) -> None:
     assert judgement.pick is None or judgement.pick in letters
 
 
-@pytest.mark.parametrize("kind", ["reconcile", "type"])
+@pytest.mark.parametrize("kind", ["reconcile", "type", "alias"])
 async def test_the_judge_reads_a_probability_for_every_letter(model_url: str, kind: str) -> None:
     if kind == "reconcile":
         question = reconcile_options(
             "Alex lives in Portland now.", ["Alex lives in Seattle.", "Alex likes hiking."]
         ).question
+    elif kind == "alias":
+        question = alias_options(
+            "person",
+            ("Robert Smith", ["Robert Smith moved to Denver.", "Robert Smith is a plumber."]),
+            ("Bob", ["Bob fixed my sink; he was a plumber for years."]),
+        )
     else:
         question = type_options("Alex loves hiking on weekends.")
     letters = letters_for(len(question.options))
-    assert len(letters) == (7 if kind == "reconcile" else 3)
+    assert len(letters) == {"reconcile": 7, "type": 3, "alias": 2}[kind]
     session, sent, received = recording_session()
     async with session:
         judge = Judge(LlamaClient(session, model_url, node="real"), timeout=CALL_TIMEOUT)

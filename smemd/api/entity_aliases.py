@@ -40,7 +40,7 @@ async def merge(request: web.Request) -> web.Response:
     engine = params.engine(request)
     made = await engine.aliases.merge(ns, body.into, body.names)
     kept = await engine.entities.profile(ns, made[0].entity_id)
-    names = {made[0].entity_id: kept.entity.name}
+    names = await engine.aliases.names({i for d in made for i in (d.entity_id, d.alias_id)})
     return reply(
         Merged(entity=entity_out(kept.entity), decisions=[_decision(d, names) for d in made])
     )

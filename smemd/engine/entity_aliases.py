@@ -18,7 +18,7 @@ from smemd.store.records import AliasDecision, Entity
 @dataclass(frozen=True)
 class Split:
     undone: AliasDecision  # the merge the split undid
-    entities: list[Entity]  # the two entities as they are now
+    entities: list[Entity]  # the entity kept, then the one split out, as they are now
 
 
 class EntityAliases:
@@ -56,8 +56,12 @@ class EntityAliases:
                     "not merged", f"{name!r} is an entity of its own: there is nothing to split"
                 )
             await split_out(writer, merge, by="person")
-            now_ = await writer.entities_by_id([merge.entity_id, merge.alias_id])
-            return Split(undone=merge, entities=now_)
+            two = {e.id: e for e in await writer.entities_by_id([merge.entity_id, merge.alias_id])}
+            return Split(undone=merge, entities=[two[merge.entity_id], two[merge.alias_id]])
+
+    async def names(self, ids: set[str]) -> dict[str, str]:
+        async with self.store.read() as reader:
+            return await reader.entity_names(ids)
 
     async def decisions(
         self, namespace: str, *, page: int, limit: int

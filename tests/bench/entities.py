@@ -1,5 +1,6 @@
 """The no-model entity finder against tests/data/entities.jsonl: precision, recall and F1 over
-the names found (case-insensitive), micro-averaged over sentences.
+the names found (case-insensitive), micro-averaged over sentences; then alias suggestions
+against tests/data/aliases.jsonl (tests/bench/aliases.py).
 
     python -m tests.bench.entities [--misses]
 """
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from smemd.engine.entities.finder import find
+from tests.bench import aliases
 
 LABELLED = Path(__file__).parent.parent / "data" / "entities.jsonl"
 
@@ -54,7 +56,7 @@ def main(argv: list[str]) -> int:
     if "--misses" in argv:
         for line in result.wrong:
             print(line)
-    return 0
+    return aliases.main(argv)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ Names decide first: the same words, a nickname ("Bob" / "Robert Smith"), an init
 ("Caitlin" / "Caitlyn"). A close name is suggested on its own; a looser one only when the
 embedding of what is said about each (the centroid of its memories' vectors) agrees. Two names
 in one memory are rarely one entity, and a short name that fits several longer ones fits none
-for sure: both weigh a pair down. A suggestion is only that: the judge or a person decides.
+for sure: both weigh a pair down; so do titles that clash ("Mr" / "Mrs"). Kinds are not
+compared: the finder's guess of one is too often wrong. A suggestion is only that: the judge
+or a person decides. Measured by tests/bench/aliases.py.
 """
 
 from __future__ import annotations
@@ -23,14 +25,27 @@ import numpy as np
 from smemd.engine.entities.nicknames import full_forms, same_given_name
 
 NAME_ALONE = 0.85  # a name at least this close is suggested whatever the contexts say
-NAME_WITH_CONTEXT = 0.6  # a looser one needs contexts at least CONTEXT_AT alike
+NAME_WITH_CONTEXT = 0.7  # a looser one needs contexts at least CONTEXT_AT alike
 CONTEXT_AT = 0.5
-_PART = 0.8  # a name that is part of the other
+# A name that is part of one other ("Raj" / "Raj Patel") is the commonest alias of all; a part
+# of several, or one behind a title, is weighed down (_AMBIGUOUS) and left out.
+_PART = NAME_ALONE
 _AMBIGUOUS = 0.65  # a part of several different longer names, or a title against a given name
+_NICKNAMES = 0.75  # two short forms of what may be one given name
 _BUCKET_CAP = 200  # a blocking key this common says nothing about a pair
 _TITLES = set(
     "mr mrs ms miss mx dr doctor prof professor sir dame lady lord aunt auntie uncle coach"
     " officer captain capt rev reverend judge grandma grandpa nana".split()
+)
+# Titles that cannot name one person: a man's against a woman's, an aunt's against an uncle's.
+_HIS, _HERS = (
+    {"mr", "sir", "lord", "uncle", "grandpa"},
+    {"mrs", "ms", "miss", "dame", "lady", "aunt", "auntie", "grandma", "nana"},
+)
+# The last word of a name that makes it a thing of its own beside the place it names.
+_HEADS = set(
+    "city state college university school tech station airport park street road square hall"
+    " bridge minster cathedral museum river lake county bay beach island centre center".split()
 )
 _POSSESSIVE = re.compile(r"['\u2019]s?$")
 _WORD = re.compile(r"[^\W_]+")
@@ -59,11 +74,16 @@ class Suggestion:
     score: float
 
 
-def words(name: str) -> tuple[bool, list[str]]:
-    """(whether a title opens it, its lower-case words without the title and articles)."""
+def words(name: str) -> tuple[str, list[str]]:
+    """(the title that opens it, or ""; its lower-case words without the title and articles)."""
     found = [w for w in _WORD.findall(_POSSESSIVE.sub("", name.strip()).lower()) if w != "the"]
-    titled = bool(found) and found[0] in _TITLES and len(found) > 1
-    return titled, found[1:] if titled else found
+    if len(found) > 1 and found[0] in _TITLES:
+        return found[0], found[1:]
+    return "", found
+
+
+def _titles_clash(a: str, b: str) -> bool:
+    return (a in _HIS and b in _HERS) or (a in _HERS and b in _HIS)
 
 
 def _word_match(a: str, b: str) -> bool:
@@ -91,20 +111,26 @@ def _acronym(one: list[str], many: list[str]) -> bool:
 
 def name_similarity(a: str, b: str) -> float:
     """How surely two names can name one entity, by the names alone (0: they cannot)."""
-    (titled_a, wa), (titled_b, wb) = words(a), words(b)
-    if not wa or not wb:
+    (title_a, wa), (title_b, wb) = words(a), words(b)
+    if not wa or not wb or _titles_clash(title_a, title_b):
         return 0.0
     if wa == wb:
-        return 1.0 if titled_a == titled_b else 0.9
+        return 1.0 if title_a == title_b or not (title_a and title_b) else _AMBIGUOUS
     if _acronym(wa, wb) or _acronym(wb, wa):
         return 0.9
     if len(wa) == len(wb) and all(_word_match(x, y) for x, y in zip(wa, wb, strict=True)):
-        return 0.9
+        # "Bob" / "Robert" is one name; "Bob" / "Rob" are two short forms that may share a
+        # full name, as "Alex" and "Sasha" do without being one person.
+        shorts = [x != y and not full_forms(x) >= {x} and not full_forms(y) >= {y}
+                  for x, y in zip(wa, wb, strict=True)]  # fmt: skip
+        return _NICKNAMES if any(shorts) else 0.9
     if len(wa) != len(wb):
-        (short, titled), long = ((wa, titled_a), wb) if len(wa) < len(wb) else ((wb, titled_b), wa)
+        (short, title), long = ((wa, title_a), wb) if len(wa) < len(wb) else ((wb, title_b), wa)
         if _part_of(short, long):
-            # "Mr. Chen" may be Lily Chen's father: a title against a given name is a weak match.
-            return _AMBIGUOUS if titled else _PART
+            if title or (len(short) == 1 and long[-1] in _HEADS and long[0] == short[0]):
+                # "Mr Chen" may be Lily Chen's father; "Boston" is not Boston College.
+                return _AMBIGUOUS
+            return _PART
     joined_a, joined_b = " ".join(wa), " ".join(wb)
     if min(len(joined_a), len(joined_b)) >= 5 and joined_a[0] == joined_b[0]:
         ratio = SequenceMatcher(None, joined_a, joined_b).ratio()
@@ -122,10 +148,6 @@ def _keys(name: str) -> Iterator[str]:
         yield from full_forms(word)
     if len(found) > 1:
         yield "".join(w[0] for w in found)
-
-
-def _kinds_fit(a: str, b: str) -> bool:
-    return a == b or "thing" in (a, b)  # `thing` is the finder's "not sure"
 
 
 def _context(a: Named, b: Named) -> float | None:
@@ -147,7 +169,8 @@ def suggestions(entities: Sequence[Named], settled: set[frozenset[str]]) -> list
     scored: dict[tuple[int, int], float] = {}
     for i, j in pairs:
         a, b = entities[i], entities[j]
-        if frozenset((a.id, b.id)) in settled or not _kinds_fit(a.kind, b.kind):
+        # Kinds are not compared: the finder's guess of a kind is often wrong ("Rob" a place).
+        if frozenset((a.id, b.id)) in settled:
             continue
         score = max(name_similarity(x, y) for x in a.names for y in b.names)
         if score >= NAME_WITH_CONTEXT:
