@@ -7,7 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from smemd.engine.entities.aliases import name_similarity
+from smemd.engine.entities.merging import merge_in
+from smemd.store.api import Store
+from smemd.store.records import Mention, NewMemory
 from tests.conftest import Running, StartDaemon
 from tests.dreams import NS as DREAMS
 from tests.dreams import V1, JudgeTables, dreamt, fake_pair, heuristic_store, judgements, with_model
@@ -230,3 +235,32 @@ async def test_an_unsure_judge_merges_nothing_and_asks_once(
         assert found["Robert Smith"]["aliases"] == [] and "Bob Smith" in found
         _, decided, _ = await call(running.unix, "GET", f"{DREAMS}/entities/decisions")
         assert [(d["same"], d["by"]) for d in decided["decisions"]] == [(False, "judge")]
+
+
+async def test_a_moved_namespace_keeps_its_merges_and_joins_names_the_target_has(
+    tmp_path: Path,
+) -> None:
+    store = Store(tmp_path / "s.sqlite3")
+    await store.open()
+    async with store.write() as writer:
+        for i, (ns, name) in enumerate(
+            [("a", "Robert Smith"), ("a", "Bob"), ("b", "robert smith")]
+        ):
+            await writer.ensure_namespace(ns, 1.0)
+            new = NewMemory(
+                id=f"mem_{i}", namespace=ns, text=f"fact {i}", type="fact", root_id=f"mem_{i}",
+                valid_from=float(i), mentions=[Mention(name=name, kind="person")],
+            )  # fmt: skip
+            await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
+        robert = await writer.entity("a", "Robert Smith")
+        bob = await writer.entity("a", "Bob")
+        assert robert is not None and bob is not None
+        await merge_in(writer, robert.id, bob.id, by="person")
+        await writer.move_namespace("a", "b")
+    async with store.read() as reader:
+        found, _ = await reader.entities("b", q=None, kind=None, limit=10, offset=0)
+        # Bob, merged into a's Robert Smith, now belongs to b's: all three memories are one's.
+        assert [(e.name, e.aliases, e.memories) for e in found] == [("robert smith", ["Bob"], 3)]
+        decisions, total = await reader.alias_decisions("b", limit=10, offset=0)
+        assert total == 1 and decisions[0].same
+    await store.close()

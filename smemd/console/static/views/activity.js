@@ -191,7 +191,8 @@ function JudgeLog({ canWrite, onLabel }) {
       <h2 id="judge-title">The judge's calls</h2>
       <label>Judge <select aria-label="Which judge's calls" value=${kind} onChange=${(e) => choose(e.target.value)}>
         <option value="">every judge</option><option value="type">type</option>
-        <option value="link">link</option><option value="reconcile">reconcile</option></select></label>
+        <option value="link">link</option><option value="reconcile">reconcile</option>
+        <option value="derives">derives</option><option value="alias">alias</option></select></label>
     </div>
     <p class="muted">Oldest first. ${canWrite ? "✓ or ✗ says whether the judge was right: the labels its threshold is fitted on." : ""}</p>
     <${ErrorNote} error=${log.error || error} />
