@@ -187,6 +187,9 @@ class EngineConfig(Section):
     # Vector search scans a namespace exactly up to this many rows; past it, a reduced first
     # pass and an exact re-score of its best 800 (engine/index/reduction.py).
     exact_scan_up_to: Annotated[int, msgspec.Meta(ge=0)] = 20_000
+    # Past this many rows of one kind, a namespace's vectors are an HNSW graph, saved in the
+    # state dir and loaded from it at the next start (engine/index/ann.py).
+    ann_from: Annotated[int, msgspec.Meta(ge=0)] = 200_000
     # Dreaming types memories and links them while the models are idle: after this many
     # seconds without a search or an ingest job. $SMEM_DREAMING=0 turns it off.
     # One extraction call: a 3,000-character group may take 2,048 tokens to answer, minutes on

@@ -33,6 +33,7 @@ from smemd.store.scope import EVERY, Scope
 log = logging.getLogger("smemd.engine")
 
 DATABASE_NAME = "smem.sqlite3"
+INDEX_DIR = "indexes"  # saved HNSW graphs and their postings, beside the database
 STOP_STEP_S = 5.0
 
 
@@ -60,7 +61,10 @@ class Engine:
         self.config = config
         self.embedder = embedder
         self.store = Store(state_dir / DATABASE_NAME)
-        self.indexes = Indexes(self.store, embedder.dimension, config.exact_scan_up_to)
+        self.indexes = Indexes(
+            self.store, embedder.dimension, config.exact_scan_up_to, ann_from=config.ann_from,
+            directory=state_dir / INDEX_DIR,
+        )  # fmt: skip
         self.judge = Judge(llm, thresholds=DEFAULT_THRESHOLDS) if llm is not None else None
         clock = QuietClock()
         self.worker = Worker(
@@ -101,6 +105,7 @@ class Engine:
         self._tasks = [
             asyncio.create_task(self.worker.run(), name="ingest-worker"),
             asyncio.create_task(self.dreamer.run(), name="dreaming"),
+            asyncio.create_task(self.indexes.maintain(), name="index-maintenance"),
         ]
         self.worker.wake()  # resume whatever a previous run left unfinished
 
@@ -129,6 +134,12 @@ class Engine:
                     "%s did not stop within %.0f s; left behind", task.get_name(), STOP_STEP_S
                 )
         self._tasks = []
+        try:
+            # What a stop cuts short is only a newer save: the last complete one still loads,
+            # and the store's rows bring it up to date.
+            await asyncio.wait_for(self.indexes.save(), STOP_STEP_S)
+        except TimeoutError:
+            log.warning("indexes not saved within %.0f s; the next start catches up", STOP_STEP_S)
         try:
             await asyncio.wait_for(self.store.close(), STOP_STEP_S)
         except TimeoutError:

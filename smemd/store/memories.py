@@ -12,6 +12,7 @@ from smemd.store import chains
 from smemd.store.chains import Version
 from smemd.store.entities import EntityWrites
 from smemd.store.records import (
+    IndexKind,
     IndexRows,
     Memory,
     MemoryCensus,
@@ -20,6 +21,7 @@ from smemd.store.records import (
     Relation,
     RelationKind,
 )
+from smemd.store.retractions import CHUNK_RETRACTED
 from smemd.store.rows import (
     MEMORY_COLUMNS,
     list_json,
@@ -182,6 +184,38 @@ class MemoryReads:
             [namespace, after, limit],
         )
         return IndexRows.of(list(rows))
+
+    async def index_states(self, namespace: str, kind: IndexKind) -> tuple[list[int], list[bool]]:
+        """Every row with a vector, as (seqs ascending, whether recall sees each): what a saved
+        index is checked against, without reading a vector or a text."""
+        if kind == "memories":
+            sql = f"SELECT m.seq, {LIVE} FROM memories m WHERE m.namespace = ?"
+            sql += " AND m.vector IS NOT NULL ORDER BY m.seq"
+        else:
+            sql = f"SELECT c.seq, NOT {CHUNK_RETRACTED} FROM chunks c WHERE c.namespace = ?"
+            sql += " AND c.vector IS NOT NULL ORDER BY c.seq"
+        seqs: list[int] = []
+        live: list[bool] = []
+        async with self.db.execute(sql, [namespace]) as cursor:
+            while rows := await cursor.fetchmany(65536):
+                seqs += [r[0] for r in rows]
+                live += [bool(r[1]) for r in rows]
+        return seqs, live
+
+    async def index_rows_by_seq(self, kind: IndexKind, seqs: Sequence[int]) -> IndexRows:
+        """The rows with these seqs, as a load reads them (for a saved index to catch up)."""
+        found: list[Any] = []
+        for start in range(0, len(seqs), 500):
+            batch = list(seqs[start : start + 500])
+            marks = ",".join("?" * len(batch))
+            if kind == "memories":
+                sql = f"SELECT m.seq, m.vector, m.text, {LIVE} FROM memories m"
+                sql += f" WHERE m.seq IN ({marks}) AND m.vector IS NOT NULL ORDER BY m.seq"
+            else:
+                sql = f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+                sql += f" WHERE c.seq IN ({marks}) AND c.vector IS NOT NULL ORDER BY c.seq"
+            found += await self.db.execute_fetchall(sql, batch)
+        return IndexRows.of(found)
 
     async def count_vectors(self, namespace: str) -> tuple[int, int]:
         """How many memories and chunks of the namespace have vectors."""

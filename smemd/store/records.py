@@ -231,6 +231,9 @@ class NewMemory(Record):
     mentions: list[Mention] = msgspec.field(default_factory=list)  # linked as entity rows
 
 
+IndexKind = Literal["memories", "chunks"]  # the two kinds of row recall's indexes hold
+
+
 class IndexRows(msgspec.Struct, kw_only=True):
     """What recall's in-memory indexes hold of a page of rows: vector, text and visibility."""
 

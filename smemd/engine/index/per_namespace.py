@@ -1,51 +1,37 @@
-"""One namespace's in-memory indexes, vectors and words per kind, loaded from the store on first use."""
+"""One namespace's in-memory indexes, vectors and words per kind, loaded on first use.
+
+A kind past `ann_from` rows keeps its vectors in an HNSW graph, saved in the state dir
+(`indexes/<namespace key>/<kind>/`) and loaded from there at the next start, then checked
+against the store (loading.py). A load runs off the event loop; a caller that must not stall (a
+search) waits `wait_s` for it, then gets a 503 with Retry-After, while other namespaces and the
+rest of the daemon go on. `maintain` saves graphs that changed enough, and turns a kind that
+grew past `ann_from` into a graph, in the background.
+"""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection, Sequence
+import hashlib
+import logging
+from pathlib import Path
 
-import numpy as np
-
-from smemd.engine.index.bm25 import LexicalIndex
+from smemd.engine.index import saved
+from smemd.engine.index.ann import AnnIndex
 from smemd.engine.index.heap import release_freed_memory
+from smemd.engine.index.kinds import ANN_FROM, KindIndex
+from smemd.engine.index.loading import load_kind, off_loop
 from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
+from smemd.errors import Unavailable
 from smemd.store import deadline
-from smemd.store.api import Reader, Store
-from smemd.store.records import IndexRows
-from smemd.store.vectors import stack
+from smemd.store.api import Store
+from smemd.store.records import IndexKind
 
-LOAD_PAGE = 4096
-Page = Callable[[Reader, int], Awaitable[IndexRows]]
+log = logging.getLogger("smemd.index")
 
-
-class KindIndex:
-    """The vectors and the words of one kind of row (memories or chunks), kept in step."""
-
-    __slots__ = ("vectors", "words")
-
-    def __init__(
-        self, dimension: int, capacity: int = 1024, *, exact_up_to: int = EXACT_UP_TO
-    ) -> None:
-        self.vectors = FlatIndex(dimension, capacity, exact_up_to=exact_up_to)
-        self.words = LexicalIndex(capacity)
-
-    def __len__(self) -> int:
-        return len(self.vectors)
-
-    def add(
-        self, keys: Sequence[int], vectors: np.ndarray, texts: Sequence[str], live: Sequence[bool]
-    ) -> None:
-        self.vectors.add(keys, vectors, live)
-        self.words.add(keys, texts, live)
-
-    def set_live(self, key: int, live: bool) -> None:
-        self.vectors.set_live(key, live)
-        self.words.set_live(key, live)
-
-    def remove(self, keys: Collection[int]) -> None:
-        self.vectors.remove(keys)
-        self.words.remove(keys)
+SAVE_EVERY_S = 300.0  # how often `maintain` looks
+SAVE_AFTER = 0.02  # of a graph's rows changed since its last save
+RETRY_AFTER_S = 5
+KINDS: tuple[IndexKind, ...] = ("memories", "chunks")
 
 
 class NamespaceIndexes:
@@ -55,56 +41,132 @@ class NamespaceIndexes:
         self.memories = memories
         self.chunks = chunks
 
+    def kinds(self) -> dict[IndexKind, KindIndex]:
+        return {"memories": self.memories, "chunks": self.chunks}
+
 
 class Indexes:
-    def __init__(self, store: Store, dimension: int, exact_up_to: int = EXACT_UP_TO) -> None:
+    def __init__(
+        self, store: Store, dimension: int, exact_up_to: int = EXACT_UP_TO, *,
+        ann_from: int = ANN_FROM, directory: Path | None = None,
+    ) -> None:  # fmt: skip
+        """`directory`: where graphs are saved (None: never saved, rebuilt at each start)."""
         self.store = store
         self.dimension = dimension
         self.exact_up_to = exact_up_to
+        self.ann_from = ann_from
+        self.directory = directory
         self._loaded: dict[str, NamespaceIndexes] = {}
-        self._loading: dict[str, asyncio.Lock] = {}
+        self._loads: dict[str, asyncio.Task[NamespaceIndexes]] = {}
 
     def loaded(self, namespace: str) -> NamespaceIndexes | None:
-        """The indexes if already in memory; writers update only those (a later load reads the rows)."""
+        """The indexes if already in memory; writers update only those (a load in progress
+        catches up with the store before it is published)."""
         return self._loaded.get(namespace)
 
-    async def get(self, namespace: str) -> NamespaceIndexes:
-        indexes = self._loaded.get(namespace)
-        if indexes is not None:
+    def loading(self) -> list[str]:
+        return sorted(self._loads)
+
+    async def get(self, namespace: str, *, wait_s: float | None = None) -> NamespaceIndexes:
+        """The indexes, loading them if need be; past `wait_s` of loading, Unavailable."""
+        if (indexes := self._loaded.get(namespace)) is not None:
             return indexes
-        async with self._loading.setdefault(namespace, asyncio.Lock()):
-            indexes = self._loaded.get(namespace)
-            if indexes is None:
-                # In pages of the index, each short; the whole load outlives the request that
-                # started it, which would otherwise be cut and leave the next to begin again.
-                with deadline.lifted():
-                    indexes = self._loaded[namespace] = await self._load(namespace)
-        return indexes
+        task = self._loads.get(namespace)
+        if task is None:
+            task = self._loads[namespace] = asyncio.create_task(
+                self._load(namespace), name=f"index-load-{namespace}"
+            )
+            task.add_done_callback(lambda _: self._loads.pop(namespace, None))
+        try:
+            # The load outlives the request that started it (shielded, and free of its
+            # deadline), which would otherwise be cut and leave the next to begin again.
+            with deadline.lifted():
+                return await asyncio.wait_for(asyncio.shield(task), wait_s)
+        except TimeoutError:
+            raise loading_error(namespace) from None
 
     def forget(self, namespace: str) -> None:
+        """The namespace is gone or moved: drop its indexes and their files."""
         self._loaded.pop(namespace, None)
+        if (task := self._loads.pop(namespace, None)) is not None:
+            task.cancel()
+        for kind in KINDS:
+            if (path := self._path(namespace, kind)) is not None:
+                saved.remove(path)
+
+    async def maintain(self, every_s: float = SAVE_EVERY_S) -> None:
+        """Forever: turn grown kinds into graphs, save graphs that changed enough."""
+        while True:
+            await asyncio.sleep(every_s)
+            await self.save(SAVE_AFTER)
+
+    async def save(self, share: float = 0.0) -> None:
+        """Save each graph with more than `share` of its rows changed since its last save."""
+        for namespace, indexes in list(self._loaded.items()):
+            for kind, index in indexes.kinds().items():
+                if not index.is_graph and len(index) >= self.ann_from:
+                    await self._to_graph(index)
+                if index.is_graph and index.changes > share * len(index):
+                    await self._save(namespace, kind, index)
 
     async def _load(self, namespace: str) -> NamespaceIndexes:
-        """Page the rows straight into preallocated arrays: at 100k memories a load that held
-        every row at once would briefly need three copies of the vectors."""
         async with self.store.read() as reader:
-            memory_count, chunk_count = await reader.count_vectors(namespace)
-        memories, chunks = (
-            KindIndex(self.dimension, max(1024, count), exact_up_to=self.exact_up_to)
-            for count in (memory_count, chunk_count)
-        )
-        pages: list[tuple[KindIndex, Page]] = [
-            (memories, lambda reader, after: reader.memory_index_rows(namespace, after, LOAD_PAGE)),
-            (chunks, lambda reader, after: reader.chunk_index_rows(namespace, after, LOAD_PAGE)),
-        ]
-        for index, page in pages:
-            after = 0
-            while True:
-                async with self.store.read() as reader:
-                    rows = await page(reader, after)
-                if not rows.seqs:
-                    break
-                index.add(rows.seqs, stack(rows.vectors, self.dimension), rows.texts, rows.live)
-                after = rows.seqs[-1]
+            counts = await reader.count_vectors(namespace)
+        found: dict[IndexKind, KindIndex] = {}
+        for kind, rows in zip(KINDS, counts, strict=True):
+            index, worth_saving = await load_kind(
+                self.store, namespace, kind, rows, self._path(namespace, kind), self._empty,
+                dimension=self.dimension,
+            )  # fmt: skip
+            found[kind] = index
+            if worth_saving and index.is_graph:
+                await self._save(namespace, kind, index)
         release_freed_memory()
-        return NamespaceIndexes(memories, chunks)
+        indexes = self._loaded[namespace] = NamespaceIndexes(found["memories"], found["chunks"])
+        return indexes
+
+    def _empty(self, capacity: int) -> KindIndex:
+        return KindIndex.empty(
+            self.dimension, max(1024, capacity), exact_up_to=self.exact_up_to,
+            ann_from=self.ann_from,
+        )  # fmt: skip
+
+    async def _to_graph(self, index: KindIndex) -> None:
+        """A flat kind grown past `ann_from` becomes a graph, built in a thread."""
+        if not isinstance(index.vectors, FlatIndex):
+            return
+        keys, vectors, live = index.vectors.rows()
+        index.hold()
+        try:
+            graph = AnnIndex(self.dimension)
+            await off_loop(graph.add, keys.tolist(), vectors, live.tolist())
+            index.vectors = graph
+        finally:
+            index.release()
+
+    async def _save(self, namespace: str, kind: IndexKind, index: KindIndex) -> None:
+        if self.directory is None:
+            return
+        index.hold()
+        try:
+            await off_loop(saved.save, self._path(namespace, kind), index)
+        except OSError as err:  # a full disk costs the next start a rebuild, nothing more
+            log.warning("index of %s %s not saved: %s", namespace, kind, err)
+        finally:
+            index.release()
+
+    def _path(self, namespace: str, kind: IndexKind) -> Path | None:
+        if self.directory is None:
+            return None
+        # Namespace names may hold any character: the folder is named by a hash of it.
+        key = hashlib.blake2b(namespace.encode(), digest_size=10).hexdigest()
+        return self.directory / key / kind
+
+
+def loading_error(namespace: str) -> Unavailable:
+    error = Unavailable(
+        "index loading",
+        f"the indexes of namespace {namespace!r} are being loaded; other namespaces are served",
+    )
+    error.retry_after = RETRY_AFTER_S
+    return error

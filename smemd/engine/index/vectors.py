@@ -72,6 +72,17 @@ class FlatIndex:
             else:
                 self._reduction.project(self._vectors, int(rows[0]), self._size)
 
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, live) of every row held, in key order."""
+        present = np.flatnonzero(self._keys[: self._size] >= 0)
+        order = present[np.argsort(self._keys[present], kind="stable")]
+        return self._keys[order], self._live[order]
+
+    def rows(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(keys, vectors, live) of every row held, for a graph to be built from."""
+        present = np.flatnonzero(self._keys[: self._size] >= 0)
+        return self._keys[present], self._vectors[present], self._live[present]
+
     def set_live(self, key: int, live: bool) -> None:
         row = self._row.get(key)
         if row is not None:

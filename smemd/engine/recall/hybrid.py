@@ -30,7 +30,8 @@ import numpy as np
 
 from smemd.engine.dates.mentions import tells_time
 from smemd.engine.dates.windows import Windows, query_windows
-from smemd.engine.index.per_namespace import Indexes, KindIndex, NamespaceIndexes
+from smemd.engine.index.kinds import KindIndex
+from smemd.engine.index.per_namespace import Indexes, NamespaceIndexes
 from smemd.engine.index.words import query_terms
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.query import Query
@@ -49,6 +50,9 @@ from smemd.store.records import Chunk, Document, Memory
 
 DAY = 86400.0
 RERANK_TOP = 40  # how many of the best the cross-encoder re-scores
+# A search waits this long for its namespace's indexes to load, then answers 503 with
+# Retry-After: a client can tell "come back" from a hang, and other namespaces are served.
+LOAD_WAIT_S = 5.0
 
 
 class Hit(msgspec.Struct, kw_only=True):
@@ -79,7 +83,7 @@ class Recall:
         self.clock.touch()
         now = time.time()
         when = query_windows(query.text, now if query.as_of is None else query.as_of)
-        indexes = await self.indexes.get(namespace)
+        indexes = await self.indexes.get(namespace, wait_s=LOAD_WAIT_S)
         found = await self._candidates(namespace, query, indexes, now)
         vector = found.vector
         async with self.store.read() as reader:

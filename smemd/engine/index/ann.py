@@ -1,0 +1,169 @@
+"""Approximate nearest neighbours for a large namespace: an HNSW graph (usearch) behind
+`VectorIndex`, with the keys and the live mask kept beside it in numpy.
+
+Every row stays in the graph, live or not (a forgotten memory is restored by flipping its
+bit, with no vector to find again); only a hard delete removes one. A search asks the graph for
+more than it needs, keeps the live rows (or those in `among`), and asks again deeper when too
+few survive; past a depth it scans every row exactly instead (usearch's brute force over the
+graph's own vectors). A filter that keeps few rows (`among` below `EXACT_AMONG`) is scored
+exactly from the start: the graph cannot be walked within it.
+
+Scores are cosines recomputed from the stored vectors, normalised: the same figures the flat
+index gives, to the graph's precision (float16: 1e-4).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import numpy as np
+from usearch.index import Index
+
+from smemd.engine.index.vectors import normalise
+
+CONNECTIVITY = 16
+EXPANSION_ADD = 128
+EXPANSION_SEARCH = 96
+DTYPE = "f16"
+EXACT_AMONG = 20_000  # a filter keeping this few rows is scored exactly
+MAX_FETCH = 4096  # deeper than this, an exact scan is as quick and surely right
+BULK_THREADS = os.cpu_count() or 1
+
+
+class AnnIndex:
+    def __init__(self, dimension: int, graph: Index | None = None) -> None:
+        self.dimension = dimension
+        self._graph = graph or Index(
+            ndim=dimension, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
+            expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH,
+        )  # fmt: skip
+        self._keys = np.zeros(0, dtype=np.int64)  # sorted
+        self._live = np.zeros(0, dtype=bool)  # aligned with _keys
+
+    def __len__(self) -> int:
+        return int(self._keys.size)
+
+    @property
+    def graph(self) -> Index:
+        return self._graph
+
+    def state(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, live): what a saved index records beside its graph."""
+        return self._keys, self._live
+
+    @classmethod
+    def restored(cls, dimension: int, graph: Index, keys: np.ndarray, live: np.ndarray) -> AnnIndex:
+        index = cls(dimension, graph)
+        index._keys, index._live = keys.astype(np.int64), live.astype(bool)
+        return index
+
+    def add(self, keys: Sequence[int], vectors: np.ndarray, live: Sequence[bool]) -> None:
+        if len(keys) == 0:
+            return
+        new = np.asarray(keys, dtype=np.int64)
+        present = self._positions(new) >= 0
+        if present.any():  # a row added again (a reload racing a write): replace it
+            self.remove(new[present].tolist())
+        rows = normalise(np.asarray(vectors, dtype=np.float32).reshape(len(new), self.dimension))
+        # A load's pages are built on every core (in a thread, off the loop); ingest's few rows
+        # on one, beside the searches.
+        threads = BULK_THREADS if new.size >= 1000 else 1
+        self._graph.add(new.astype(np.uint64), rows, threads=threads)
+        keys_ = np.concatenate([self._keys, new])
+        live_ = np.concatenate([self._live, np.asarray(live, dtype=bool)])
+        tail = keys_[self._keys.size - 1 :] if self._keys.size else keys_
+        if tail.size > 1 and np.any(tail[1:] <= tail[:-1]):  # seqs mostly come in order
+            order = np.argsort(keys_, kind="stable")
+            keys_, live_ = keys_[order], live_[order]
+        self._keys, self._live = keys_, live_
+
+    def set_live(self, key: int, live: bool) -> None:
+        at = self._positions(np.array([key], dtype=np.int64))[0]
+        if at >= 0:
+            self._live[at] = live
+
+    def remove(self, keys: Collection[int]) -> None:
+        asked = np.fromiter(keys, dtype=np.int64, count=len(keys))
+        at = self._positions(asked)
+        gone = at[at >= 0]
+        if gone.size == 0:
+            return
+        self._graph.remove(self._keys[gone].astype(np.uint64))
+        self._keys = np.delete(self._keys, gone)
+        self._live = np.delete(self._live, gone)
+
+    def search(
+        self, query: np.ndarray, k: int, among: Collection[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """Top `k` (key, cosine), best first, over live rows or over the keys in `among`."""
+        if k <= 0 or self._keys.size == 0:
+            return []
+        q = normalise(np.asarray(query, dtype=np.float32).reshape(1, self.dimension))[0]
+        if among is None:
+            allowed = None
+            share = max(float(np.count_nonzero(self._live)) / self._live.size, 1e-3)
+        else:
+            allowed = np.unique(np.fromiter(among, dtype=np.int64, count=len(among)))
+            allowed = allowed[self._positions(allowed) >= 0]
+            if allowed.size <= max(EXACT_AMONG, k):
+                return self._scored(q, allowed, k)
+            share = allowed.size / self._keys.size
+        fetch = min(int(k / share * 1.5) + 16, self._keys.size)
+        while True:
+            found = self._graph.search(q, fetch, threads=1)
+            keys = np.asarray(found.keys, dtype=np.int64)
+            kept = keys[self._keeps(keys, allowed)]
+            if kept.size >= k or fetch >= self._keys.size:
+                return self._scored(q, kept, k)
+            if fetch >= MAX_FETCH:
+                every = self._keys[self._live] if allowed is None else allowed
+                return self._scored(q, every, k)
+            fetch = min(fetch * 4, MAX_FETCH, self._keys.size)
+
+    def cosines(self, query: np.ndarray, keys: Sequence[int]) -> list[float]:
+        """The cosine of each key's vector with `query` (0.0 for a key not in the index)."""
+        q = normalise(np.asarray(query, dtype=np.float32).reshape(1, self.dimension))[0]
+        asked = np.asarray(keys, dtype=np.int64)
+        present = asked[self._positions(asked) >= 0]
+        scores = dict(zip(present.tolist(), (self._vectors(present) @ q).tolist(), strict=True))
+        return [scores.get(int(key), 0.0) for key in asked]
+
+    def _keeps(self, keys: np.ndarray, allowed: np.ndarray | None) -> np.ndarray:
+        at = self._positions(keys)
+        ok = at >= 0
+        ok[ok] = self._live[at[ok]] if allowed is None else True
+        if allowed is not None:
+            ok &= _in_sorted(allowed, keys)
+        return ok
+
+    def _scored(self, q: np.ndarray, keys: np.ndarray, k: int) -> list[tuple[int, float]]:
+        if keys.size == 0:
+            return []
+        scores = self._vectors(keys) @ q
+        k = min(k, scores.size)
+        top = np.argpartition(-scores, k - 1)[:k]
+        top = top[np.argsort(-scores[top], kind="stable")]
+        return [(int(keys[i]), float(scores[i])) for i in top]
+
+    def _vectors(self, keys: np.ndarray) -> np.ndarray:
+        if keys.size == 0:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        got: Any = self._graph.get(keys.astype(np.uint64), dtype="f32")  # a tuple of rows
+        rows = np.stack(got) if isinstance(got, tuple) else np.asarray(got)
+        return normalise(rows.reshape(keys.size, self.dimension).astype(np.float32))
+
+    def _positions(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's position in `_keys`, or -1."""
+        at = np.searchsorted(self._keys, keys)
+        at[at >= self._keys.size] = 0
+        found = self._keys.size > 0
+        hit = (self._keys[at] == keys) if found else np.zeros(keys.size, dtype=bool)
+        return np.where(hit, at, -1)
+
+
+def _in_sorted(sorted_keys: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    at = np.searchsorted(sorted_keys, keys)
+    at[at >= sorted_keys.size] = 0
+    return sorted_keys[at] == keys if sorted_keys.size else np.zeros(keys.size, dtype=bool)
