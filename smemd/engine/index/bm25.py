@@ -8,7 +8,8 @@ expects, and the formula is FTS5's (k1 = 1.2, b = 0.75, idf floored at 1e-6).
 
 Postings live in one compressed array per index (term → slice), rebuilt when the recent
 postings kept beside it grow past a quarter of it; removed rows are dropped at that rebuild.
-Keys are the store's row numbers (seq), as in `vectors`.
+Keys are the store's row numbers (seq), as in `vectors`. `save` and `load` keep the postings
+on disk (`lexical_files`), so a restart need not tokenise every row again.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import math
 from array import array
 from collections import Counter
 from collections.abc import Collection, Sequence
+from pathlib import Path
 
 import numpy as np
 
+from smemd.engine.index import lexical_files
 from smemd.engine.index.words import tokens
 
 K1 = 1.2
@@ -76,6 +79,35 @@ class LexicalIndex:
         if self._size > 1024 and len(self._row) < self._size // 2:
             self._rebuild()
 
+    def save(self, directory: Path) -> None:
+        """Compact the postings (recent folded in, removed rows dropped) and write them."""
+        if self._recent or len(self._row) < self._size:
+            self._rebuild(compact=True)
+        size = self._size
+        lexical_files.write(
+            directory,
+            lexical_files.Postings(
+                self._keys[:size], self._live[:size], self._length[:size],
+                self._start, self._rows, self._tf, list(self._term_ids),
+            ),
+        )  # fmt: skip
+
+    @classmethod
+    def load(cls, directory: Path) -> LexicalIndex:
+        """The index last saved in `directory`; `IndexFileError` if it is missing or damaged."""
+        saved = lexical_files.read(directory)
+        size = saved.keys.size
+        index = cls(max(size, 1024))
+        index._keys[:size], index._live[:size], index._length[:size] = (
+            saved.keys, saved.live, saved.length
+        )  # fmt: skip
+        index._size = size
+        index._row = dict(zip(saved.keys.tolist(), range(size), strict=True))
+        index._term_ids = dict(zip(saved.terms, range(len(saved.terms)), strict=True))
+        index._start, index._rows, index._tf = saved.start, saved.rows, saved.tf
+        index._total_length = float(saved.length.sum(dtype=np.float64))  # whole token counts
+        return index
+
     def search(
         self, terms: Sequence[str], k: int, among: Collection[int] | None = None
     ) -> list[tuple[int, float]]:
@@ -128,9 +160,9 @@ class LexicalIndex:
             tf = np.concatenate([tf, pairs[:, 1].astype(np.float32)])
         return rows, tf
 
-    def _rebuild(self) -> None:
+    def _rebuild(self, compact: bool = False) -> None:
         """Fold the recent postings into the compressed arrays, dropping removed rows, and
-        close the holes removed rows left once they are half of all rows."""
+        close the holes removed rows left once they are half of all rows (or any, if `compact`)."""
         counts = np.diff(self._start)
         terms = [np.repeat(np.arange(counts.size, dtype=np.int64), counts)]
         rows, tf = [self._rows.astype(np.int64)], [self._tf]
@@ -146,7 +178,8 @@ class LexicalIndex:
         )
         kept = self._keys[all_rows] >= 0
         all_terms, all_rows, all_tf = all_terms[kept], all_rows[kept], all_tf[kept]
-        if self._size > 1024 and len(self._row) < self._size // 2:
+        holes = len(self._row) < self._size
+        if holes and (compact or (self._size > 1024 and len(self._row) < self._size // 2)):
             all_rows = self._compact()[all_rows]
         order = np.lexsort((all_rows, all_terms))
         self._rows = all_rows[order].astype(np.int32)
