@@ -10,9 +10,13 @@ import pytest
 
 from smemd.engine.index import files, saved
 from smemd.engine.index.ann import AnnIndex
+from smemd.engine.index.bm25 import LexicalIndex
 from smemd.engine.index.files import IndexFileError
 from smemd.engine.index.kinds import KindIndex
+from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.index.vectors import FlatIndex
+from smemd.store.api import Store
+from smemd.store.records import NewMemory
 
 DIMENSION = 32
 
@@ -75,7 +79,7 @@ def test_live_rows_filters_removal_and_restore(pair: tuple) -> None:
 
 def test_a_saved_graph_loads_whole_and_a_damaged_one_is_refused(tmp_path: Path) -> None:
     rows, queries = clustered(500)
-    kind = KindIndex(AnnIndex(DIMENSION), KindIndex.empty(DIMENSION).words)
+    kind = KindIndex(AnnIndex(DIMENSION), LexicalIndex())
     kind.add(list(range(1, 501)), rows, [f"row {i}" for i in range(500)], [True] * 500)
     kind.hold()
     saved.save(tmp_path, kind)
@@ -104,7 +108,7 @@ def test_a_save_cut_short_leaves_the_last_one_loadable(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rows, queries = clustered(300)
-    kind = KindIndex(AnnIndex(DIMENSION), KindIndex.empty(DIMENSION).words)
+    kind = KindIndex(AnnIndex(DIMENSION), LexicalIndex())
     kind.add(list(range(1, 301)), rows, ["x"] * 300, [True] * 300)
     saved.save(tmp_path, kind)
     before = kind.vectors.search(queries[0], 5)
@@ -118,3 +122,49 @@ def test_a_save_cut_short_leaves_the_last_one_loadable(
         saved.save(tmp_path, kind)
     monkeypatch.undo()
     assert saved.load(tmp_path, DIMENSION).vectors.search(queries[0], 5) == before
+
+
+async def test_a_kind_grown_past_the_bound_becomes_a_graph_saved_and_caught_up(
+    tmp_path: Path,
+) -> None:
+    rows, queries = clustered(120, seed=3)
+    store = Store(tmp_path / "s.sqlite3")
+    await store.open()
+
+    async def insert(start: int, stop: int) -> None:
+        async with store.write() as writer:
+            await writer.ensure_namespace("n", 1.0)
+            for i in range(start, stop):
+                new = NewMemory(
+                    id=f"mem_{i}", namespace="n", text=f"note {i}", type="fact",
+                    root_id=f"mem_{i}",
+                )  # fmt: skip
+                await writer.insert_memory(new, rows[i], 1.0)
+
+    try:
+        await insert(0, 40)
+        indexes = Indexes(store, DIMENSION, ann_from=50, directory=tmp_path / "indexes")
+        loaded = await indexes.get("n")
+        assert not loaded.memories.is_graph and len(loaded.memories) == 40
+        await insert(40, 80)  # ingest adds to the loaded index as it stores
+        async with store.read() as reader:
+            fresh = await reader.memory_index_rows("n", 40, 100)
+        loaded.memories.add(fresh.seqs, rows[40:80], fresh.texts, fresh.live)
+        await indexes.save(grow=True)
+        assert loaded.memories.is_graph and len(loaded.memories) == 80
+        assert list((tmp_path / "indexes").glob("*/memories/vectors/header.json"))
+
+        await insert(80, 120)  # written after the save, never told to this index: a restart
+        again = await Indexes(store, DIMENSION, ann_from=50, directory=tmp_path / "indexes").get(
+            "n"
+        )
+        assert again.memories.is_graph and len(again.memories) == 120
+        exact = FlatIndex(DIMENSION, exact_up_to=10**9)
+        async with store.read() as reader:
+            every = await reader.memory_index_rows("n", 0, 1000)
+        exact.add(every.seqs, rows[:120], every.live)
+        for q in queries[:10]:
+            assert overlap(again.memories.vectors.search(q, 5), exact.search(q, 5)) >= 0.8
+        assert again.memories.words.search(["119"], 1)[0][0] == every.seqs[-1]
+    finally:
+        await store.close()

@@ -14,11 +14,19 @@ index gives, to the graph's precision (float16: 1e-4).
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Collection, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# onnxruntime (the embedder's) must be loaded before usearch: the other order crashes the
+# process as onnxruntime loads. The embedder imports it anyway; here the order is made sure.
+with contextlib.suppress(ImportError):
+    import onnxruntime  # noqa: F401
+
 from usearch.index import Index
 
 from smemd.engine.index.vectors import normalise
@@ -45,19 +53,28 @@ class AnnIndex:
     def __len__(self) -> int:
         return int(self._keys.size)
 
-    @property
-    def graph(self) -> Index:
-        return self._graph
-
     def state(self) -> tuple[np.ndarray, np.ndarray]:
         """(keys, live): what a saved index records beside its graph."""
         return self._keys, self._live
 
     @classmethod
-    def restored(cls, dimension: int, graph: Index, keys: np.ndarray, live: np.ndarray) -> AnnIndex:
+    def restored(
+        cls, dimension: int, graph_path: Path, keys: np.ndarray, live: np.ndarray
+    ) -> AnnIndex:
+        """From a saved graph (read whole: a memory-mapped one cannot take additions) and the
+        keys and live mask saved beside it; ValueError when they do not fit together."""
+        try:
+            graph = Index.restore(str(graph_path), view=False)
+        except (RuntimeError, OSError) as err:
+            raise ValueError(f"the graph did not load: {err}") from err
+        if graph is None or graph.ndim != dimension or len(graph) != keys.size:
+            raise ValueError("the graph does not match its keys")
         index = cls(dimension, graph)
         index._keys, index._live = keys.astype(np.int64), live.astype(bool)
         return index
+
+    def save_graph(self, path: Path) -> None:
+        self._graph.save(str(path))
 
     def add(self, keys: Sequence[int], vectors: np.ndarray, live: Sequence[bool]) -> None:
         if len(keys) == 0:

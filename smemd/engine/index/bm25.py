@@ -80,17 +80,9 @@ class LexicalIndex:
             self._rebuild()
 
     def save(self, directory: Path) -> None:
-        """Compact the postings (recent folded in, removed rows dropped) and write them."""
-        if self._recent or len(self._row) < self._size:
-            self._rebuild(compact=True)
-        size = self._size
-        lexical_files.write(
-            directory,
-            lexical_files.Postings(
-                self._keys[:size], self._live[:size], self._length[:size],
-                self._start, self._rows, self._tf, list(self._term_ids),
-            ),
-        )  # fmt: skip
+        """Write the postings compacted (recent folded in, removed rows dropped). The index
+        itself is left as it is, so a save in a thread may run beside searches."""
+        lexical_files.write(directory, self._compacted())
 
     @classmethod
     def load(cls, directory: Path) -> LexicalIndex:
@@ -160,9 +152,24 @@ class LexicalIndex:
             tf = np.concatenate([tf, pairs[:, 1].astype(np.float32)])
         return rows, tf
 
-    def _rebuild(self, compact: bool = False) -> None:
+    def _rebuild(self) -> None:
         """Fold the recent postings into the compressed arrays, dropping removed rows, and
         close the holes removed rows left once they are half of all rows (or any, if `compact`)."""
+        all_terms, all_rows, all_tf = self._all_postings()
+        kept = self._keys[all_rows] >= 0
+        all_terms, all_rows, all_tf = all_terms[kept], all_rows[kept], all_tf[kept]
+        if self._size > 1024 and len(self._row) < self._size // 2:
+            all_rows = self._compact()[all_rows]
+        order = np.lexsort((all_rows, all_terms))
+        self._rows = all_rows[order].astype(np.int32)
+        self._tf = all_tf[order]
+        per_term = np.bincount(all_terms, minlength=len(self._term_ids))
+        self._start = np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64)
+        self._recent.clear()
+        self._recent_count = 0
+
+    def _all_postings(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(term, row, tf) of every posting, compressed and recent, removed rows included."""
         counts = np.diff(self._start)
         terms = [np.repeat(np.arange(counts.size, dtype=np.int64), counts)]
         rows, tf = [self._rows.astype(np.int64)], [self._tf]
@@ -176,18 +183,23 @@ class LexicalIndex:
             np.concatenate(rows),
             np.concatenate(tf),
         )
+        return all_terms, all_rows, all_tf
+
+    def _compacted(self) -> lexical_files.Postings:
+        """The postings as a fresh compact copy: present rows renumbered from 0, terms sorted."""
+        all_terms, all_rows, all_tf = self._all_postings()
         kept = self._keys[all_rows] >= 0
-        all_terms, all_rows, all_tf = all_terms[kept], all_rows[kept], all_tf[kept]
-        holes = len(self._row) < self._size
-        if holes and (compact or (self._size > 1024 and len(self._row) < self._size // 2)):
-            all_rows = self._compact()[all_rows]
+        present = np.flatnonzero(self._keys[: self._size] >= 0)
+        moved = np.full(self._size, -1, dtype=np.int64)
+        moved[present] = np.arange(present.size)
+        all_terms, all_rows, all_tf = all_terms[kept], moved[all_rows[kept]], all_tf[kept]
         order = np.lexsort((all_rows, all_terms))
-        self._rows = all_rows[order].astype(np.int32)
-        self._tf = all_tf[order]
         per_term = np.bincount(all_terms, minlength=len(self._term_ids))
-        self._start = np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64)
-        self._recent.clear()
-        self._recent_count = 0
+        return lexical_files.Postings(
+            self._keys[present], self._live[present], self._length[present],
+            np.concatenate([[0], np.cumsum(per_term)]).astype(np.int64),
+            all_rows[order].astype(np.int32), all_tf[order], list(self._term_ids),
+        )  # fmt: skip
 
     def _compact(self) -> np.ndarray:
         """Move the present rows to the front; return each old row's new number."""

@@ -1,29 +1,33 @@
 """Index files on disk, saved so that a crash at any moment leaves a set that loads whole or one
-that is refused, never a mix.
+that is refused, never a mix. Used by the graph (saved.py) and the BM25 postings
+(lexical_files.py).
 
-A save writes a new generation of every file (`name.<generation>`), flushes each to disk, and
-only then replaces the header (`header.json`, written aside and renamed over): the header names
-the generation and each file's size and CRC-32, so a load checks every byte it trusts. Files of
-older generations are removed after the header names the new one.
+A save writes each file under a name of its own (`graph.3f9a1c2e`) and fsyncs it, then writes
+`header.json` under a temporary name, fsyncs it and the directory, and `os.replace`s it.
+Replacing the header is the commit: before it, the old header names the old files, untouched;
+after it, the new header names new files already on disk. Only then are the files no header
+names removed. A load checks every file against the blake2b digest the header gives it, so a
+torn or flipped file is refused. (A directory swap would leave, between its two renames, a
+moment with no index at the path; POSIX has no portable atomic exchange of two directories.)
+One writer per directory.
 """
 
 from __future__ import annotations
 
-import contextlib
+import hashlib
 import json
 import os
-import zlib
+import secrets
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 HEADER = "header.json"
 FORMAT = 1
-_CHUNK = 1 << 22
 
 
 class IndexFileError(Exception):
-    """A saved index that must not be trusted: missing, torn, corrupt, or of another format."""
+    """A saved index that must not be trusted: missing, torn, damaged, or of another format."""
 
 
 def save(
@@ -31,72 +35,63 @@ def save(
 ) -> None:
     """Each writer writes its file to the path it is given; `meta` goes into the header."""
     directory.mkdir(parents=True, exist_ok=True)
-    generation = _generation(directory) + 1
-    files = {}
-    for name, write in writers.items():
-        path = directory / f"{name}.{generation}"
-        write(path)
-        _fsync(path)
-        files[name] = {"size": path.stat().st_size, "crc32": _crc32(path)}
-    header = {"format": FORMAT, "generation": generation, "files": files, "meta": dict(meta)}
-    aside = directory / f"{HEADER}.tmp"
-    aside.write_text(json.dumps(header))
-    _fsync(aside)
-    os.replace(aside, directory / HEADER)
-    _fsync(directory)
-    for stale in directory.iterdir():
-        name, _, suffix = stale.name.rpartition(".")
-        if suffix.isdigit() and int(suffix) != generation and name in writers:
-            stale.unlink(missing_ok=True)
+    tag = secrets.token_hex(4)
+    written: list[Path] = []
+    try:
+        entries = {}
+        for name, write in writers.items():
+            written.append(directory / f"{name}.{tag}")
+            write(written[-1])
+            entries[name] = {"file": written[-1].name, "blake2b": _synced_digest(written[-1])}
+        header = {"format": FORMAT, "files": entries, "meta": dict(meta)}
+        written.append(directory / f"{HEADER}.tmp-{tag}")
+        written[-1].write_text(json.dumps(header))  # no newline: a cut one fails to parse
+        _synced_digest(written[-1])
+        _sync_directory(directory)  # the new files' names are durable before a header names them
+        os.replace(written[-1], directory / HEADER)
+    except BaseException:
+        for path in written:
+            path.unlink(missing_ok=True)
+        raise
+    _sync_directory(directory)
+    kept = {entry["file"] for entry in entries.values()}
+    for path in directory.iterdir():  # earlier saves' files, and litter of interrupted ones
+        stem = path.name.partition(".")[0]
+        ours = stem in writers or path.name.startswith(f"{HEADER}.tmp-")
+        if ours and path.name != HEADER and path.name not in kept:
+            path.unlink(missing_ok=True)
 
 
 def load(directory: Path, names: Collection[str]) -> tuple[dict[str, Any], dict[str, Path]]:
     """The header's meta and each named file's path, every file checked; else IndexFileError."""
     try:
-        header = json.loads((directory / HEADER).read_text())
+        header = json.loads((directory / HEADER).read_bytes())
         if header.get("format") != FORMAT:
-            raise IndexFileError(f"index format {header.get('format')!r}, not {FORMAT}")
-        generation = int(header["generation"])
+            raise IndexFileError(f"format {header.get('format')!r}, not {FORMAT}")
         paths = {}
         for name in names:
-            expected = header["files"][name]
-            path = directory / f"{name}.{generation}"
-            if path.stat().st_size != expected["size"] or _crc32(path) != expected["crc32"]:
-                raise IndexFileError(f"{path.name}: size or checksum differs from the header")
+            entry = header["files"][name]
+            path = directory / entry["file"]
+            with path.open("rb") as file:  # streamed: a graph is hundreds of megabytes
+                if hashlib.file_digest(file, "blake2b").hexdigest() != entry["blake2b"]:
+                    raise IndexFileError(f"{path.name}: checksum mismatch")
             paths[name] = path
         return dict(header["meta"]), paths
     except IndexFileError:
         raise
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise IndexFileError(f"{directory}: {type(err).__name__}: {err}") from err
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise IndexFileError(f"index files in {directory}: {err!r}") from err
 
 
-def remove(directory: Path) -> None:
-    if directory.is_dir():
-        for path in directory.iterdir():
-            path.unlink(missing_ok=True)
-        with contextlib.suppress(OSError):
-            directory.rmdir()
-
-
-def _generation(directory: Path) -> int:
-    try:
-        return int(json.loads((directory / HEADER).read_text())["generation"])
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0
-
-
-def _crc32(path: Path) -> int:
-    crc = 0
+def _synced_digest(path: Path) -> str:
     with path.open("rb") as file:
-        while chunk := file.read(_CHUNK):
-            crc = zlib.crc32(chunk, crc)
-    return crc
+        os.fsync(file.fileno())
+        return hashlib.file_digest(file, "blake2b").hexdigest()
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
+def _sync_directory(directory: Path) -> None:
+    descriptor = os.open(directory, os.O_RDONLY)
     try:
-        os.fsync(fd)
+        os.fsync(descriptor)
     finally:
-        os.close(fd)
+        os.close(descriptor)

@@ -29,12 +29,12 @@ class KindIndex:
     @classmethod
     def empty(
         cls, dimension: int, capacity: int = 1024, *, exact_up_to: int = EXACT_UP_TO,
-        ann_from: int = ANN_FROM,
+        graph: bool = False,
     ) -> KindIndex:  # fmt: skip
-        """A graph when `capacity` (the rows about to be loaded) reaches `ann_from`."""
+        """Room for `capacity` rows; the vectors a graph when `graph`."""
         vectors: FlatIndex | AnnIndex = (
             AnnIndex(dimension)
-            if capacity >= ann_from
+            if graph
             else FlatIndex(dimension, capacity, exact_up_to=exact_up_to)
         )
         return cls(vectors, LexicalIndex(capacity))

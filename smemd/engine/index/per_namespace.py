@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import logging
+import shutil
 from pathlib import Path
 
 from smemd.engine.index import saved
@@ -90,21 +91,21 @@ class Indexes:
         self._loaded.pop(namespace, None)
         if (task := self._loads.pop(namespace, None)) is not None:
             task.cancel()
-        for kind in KINDS:
-            if (path := self._path(namespace, kind)) is not None:
-                saved.remove(path)
+        if (path := self._path(namespace, "memories")) is not None:
+            shutil.rmtree(path.parent, ignore_errors=True)
 
     async def maintain(self, every_s: float = SAVE_EVERY_S) -> None:
         """Forever: turn grown kinds into graphs, save graphs that changed enough."""
         while True:
             await asyncio.sleep(every_s)
-            await self.save(SAVE_AFTER)
+            await self.save(SAVE_AFTER, grow=True)
 
-    async def save(self, share: float = 0.0) -> None:
-        """Save each graph with more than `share` of its rows changed since its last save."""
+    async def save(self, share: float = 0.0, *, grow: bool = False) -> None:
+        """Save each graph with more than `share` of its rows changed since its last save;
+        with `grow`, first make graphs of kinds grown past `ann_from`."""
         for namespace, indexes in list(self._loaded.items()):
             for kind, index in indexes.kinds().items():
-                if not index.is_graph and len(index) >= self.ann_from:
+                if grow and not index.is_graph and len(index) >= self.ann_from:
                     await self._to_graph(index)
                 if index.is_graph and index.changes > share * len(index):
                     await self._save(namespace, kind, index)
@@ -125,10 +126,10 @@ class Indexes:
         indexes = self._loaded[namespace] = NamespaceIndexes(found["memories"], found["chunks"])
         return indexes
 
-    def _empty(self, capacity: int) -> KindIndex:
+    def _empty(self, rows: int) -> KindIndex:
         return KindIndex.empty(
-            self.dimension, max(1024, capacity), exact_up_to=self.exact_up_to,
-            ann_from=self.ann_from,
+            self.dimension, max(1024, rows), exact_up_to=self.exact_up_to,
+            graph=rows >= self.ann_from,
         )  # fmt: skip
 
     async def _to_graph(self, index: KindIndex) -> None:

@@ -8,7 +8,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from usearch.index import Index
 
 from smemd.engine.index import files
 from smemd.engine.index.ann import AnnIndex
@@ -28,7 +27,7 @@ def save(directory: Path, kind: KindIndex) -> None:
     files.save(
         directory / "vectors",
         {
-            "graph": lambda path: _save_graph(path, ann),
+            "graph": ann.save_graph,
             "keys": lambda path: _save_array(path, keys),
             "live": lambda path: _save_array(path, live),
         },
@@ -47,25 +46,14 @@ def load(directory: Path, dimension: int) -> KindIndex:
         )
     keys = _load_array(paths["keys"], np.int64)
     live = _load_array(paths["live"], np.bool_)
-    try:
-        graph = Index.restore(str(paths["graph"]), view=False)
-    except (RuntimeError, ValueError, OSError) as err:
-        raise IndexFileError(f"the graph did not load: {err}") from err
-    if graph is None or graph.ndim != dimension or len(graph) != keys.size:
-        raise IndexFileError("the graph does not match its keys")
     if keys.size != live.size or keys.size != meta.get("rows") or np.any(keys[1:] <= keys[:-1]):
         raise IndexFileError("the keys and the live mask do not agree")
+    try:
+        vectors = AnnIndex.restored(dimension, paths["graph"], keys, live)
+    except ValueError as err:
+        raise IndexFileError(str(err)) from err
     words = LexicalIndex.load(directory / "words")
-    return KindIndex(AnnIndex.restored(dimension, graph, keys, live), words)
-
-
-def remove(directory: Path) -> None:
-    for part in ("vectors", "words"):
-        files.remove(directory / part)
-
-
-def _save_graph(path: Path, ann: AnnIndex) -> None:
-    ann.graph.save(str(path))
+    return KindIndex(vectors, words)
 
 
 def _save_array(path: Path, array: np.ndarray) -> None:
