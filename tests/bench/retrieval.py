@@ -221,14 +221,20 @@ def main() -> None:
         "--exact-scan-up-to", type=int, metavar="N",
         help="[engine] exact-scan-up-to for the daemon (0: every search takes the reduced first pass)",
     )  # fmt: skip
+    parser.add_argument(
+        "--ann-from", type=int, metavar="N",
+        help="[engine] ann-from for the daemon (0: every namespace's vectors are an HNSW graph)",
+    )  # fmt: skip
     args = parser.parse_args()
     conversations = load(args.path)
     state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     config = None
-    if args.exact_scan_up_to is not None:
+    settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
+    if any(value is not None for value in settings.values()):
         config = state_dir / "smemd.toml"
-        config.write_text(f"[engine]\nexact-scan-up-to = {args.exact_scan_up_to}\n")
+        lines = [f"{key} = {value}" for key, value in settings.items() if value is not None]
+        config.write_text("[engine]\n" + "\n".join(lines) + "\n")
     daemon = DaemonProcess(state_dir, config).start(["--log-level", "warning"])
     dump: list[dict[str, Any]] | None = [] if args.dump else None
     try:

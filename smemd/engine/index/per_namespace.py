@@ -65,26 +65,27 @@ class Indexes:
         catches up with the store before it is published)."""
         return self._loaded.get(namespace)
 
-    def loading(self) -> list[str]:
-        return sorted(self._loads)
-
     async def get(self, namespace: str, *, wait_s: float | None = None) -> NamespaceIndexes:
         """The indexes, loading them if need be; past `wait_s` of loading, Unavailable."""
         if (indexes := self._loaded.get(namespace)) is not None:
             return indexes
-        task = self._loads.get(namespace)
-        if task is None:
-            task = self._loads[namespace] = asyncio.create_task(
-                self._load(namespace), name=f"index-load-{namespace}"
-            )
-            task.add_done_callback(lambda _: self._loads.pop(namespace, None))
-        try:
-            # The load outlives the request that started it (shielded, and free of its
-            # deadline), which would otherwise be cut and leave the next to begin again.
-            with deadline.lifted():
+        # The load outlives the request that started it (its own task, shielded, made free of
+        # the request's deadline), which would otherwise be cut and leave the next to begin again.
+        with deadline.lifted():
+            task = self._loads.get(namespace)
+            if task is None:
+                task = self._loads[namespace] = asyncio.create_task(
+                    self._load(namespace), name=f"index-load-{namespace}"
+                )
+                task.add_done_callback(lambda done: self._finished(namespace, done))
+            try:
                 return await asyncio.wait_for(asyncio.shield(task), wait_s)
-        except TimeoutError:
-            raise loading_error(namespace) from None
+            except TimeoutError:
+                raise loading_error(namespace) from None
+
+    def _finished(self, namespace: str, task: asyncio.Task[NamespaceIndexes]) -> None:
+        if self._loads.get(namespace) is task:
+            del self._loads[namespace]
 
     def forget(self, namespace: str) -> None:
         """The namespace is gone or moved: drop its indexes and their files."""
