@@ -69,9 +69,10 @@ async def load_kind(
     dimension: int,
 ) -> tuple[KindIndex, bool]:
     """The kind's indexes, and whether they should be saved (built anew, or much caught up).
-    `make(capacity)` gives empty indexes for that many rows."""
+    `directory`: where a graph was saved (None when the kind is too small to have one);
+    `make(rows)` gives empty indexes for that many rows."""
     index = None
-    if directory is not None and make(rows).is_graph and (directory / "vectors").exists():
+    if directory is not None and (directory / "vectors").exists():
         try:
             index = await off_loop(saved.load, directory, dimension)
         except IndexFileError as err:
@@ -98,50 +99,59 @@ async def _from_rows(store: Store, namespace: str, kind: IndexKind, index: KindI
 
 async def catch_up(store: Store, namespace: str, kind: IndexKind, index: KindIndex) -> int:
     """Make the indexes say what the store's rows say; how many rows differed. A first pass
-    reads freely; the last holds the writer, so nothing lands between it and the caller."""
+    reads freely (its work in a thread when there is much); the last holds the writer, so
+    nothing lands between it and the caller."""
     changed = 0
     for final in (False, True):
         context = store.write() if final else store.read()
         async with context as reader:
             seqs, live = await reader.index_states(namespace, kind)
-            missing, gone, flipped = _differences(
-                index, np.array(seqs, np.int64), np.array(live, bool)
+            states = (np.array(seqs, np.int64), np.array(live, bool))
+            diff = (
+                _differences(index, *states)
+                if final
+                else await off_loop(_differences, index, *states)
             )
+            missing = diff[0]
             fetched = (
                 await reader.index_rows_by_seq(kind, missing.tolist()) if missing.size else None
             )
-            if final or missing.size + gone.size + flipped.size < 64:
-                _apply(index, fetched, gone, flipped, dict(zip(seqs, live, strict=True)))
+            if final or _size(diff) < 64:
+                _apply(index, fetched, *diff[1:])
             else:
-                await off_loop(
-                    _apply, index, fetched, gone, flipped, dict(zip(seqs, live, strict=True))
-                )
-        changed += int(missing.size + gone.size + flipped.size)
+                await off_loop(_apply, index, fetched, *diff[1:])
+        changed += _size(diff)
         if not final and changed == 0:
             break
     return changed
 
 
-def _differences(
-    index: KindIndex, seqs: np.ndarray, live: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(rows the index lacks, keys the store lacks, rows whose live flag differs)."""
+Differences = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+def _differences(index: KindIndex, seqs: np.ndarray, live: np.ndarray) -> Differences:
+    """(rows the index lacks, keys the store lacks, rows whose live flag differs, and the
+    store's flag for each of those)."""
     keys, key_live = index.state()
     missing = np.setdiff1d(seqs, keys, assume_unique=True)
     gone = np.setdiff1d(keys, seqs, assume_unique=True)
     common, in_store, in_index = np.intersect1d(seqs, keys, assume_unique=True, return_indices=True)
-    flipped = common[live[in_store] != key_live[in_index]]
-    return missing, gone, flipped
+    differs = live[in_store] != key_live[in_index]
+    return missing, gone, common[differs], live[in_store][differs]
+
+
+def _size(diff: Differences) -> int:
+    return int(diff[0].size + diff[1].size + diff[2].size)
 
 
 def _apply(
     index: KindIndex, fetched: IndexRows | None, gone: np.ndarray, flipped: np.ndarray,
-    live: dict[int, bool],
+    now_live: np.ndarray,
 ) -> None:  # fmt: skip
     if gone.size:
         index.remove(gone.tolist())
-    for key in flipped.tolist():
-        index.set_live(key, live[key])
+    for key, live in zip(flipped.tolist(), now_live.tolist(), strict=True):
+        index.set_live(key, live)
     if fetched is not None and fetched.seqs:
         index.add(
             fetched.seqs, stack(fetched.vectors, index.dimension), fetched.texts, fetched.live

@@ -116,10 +116,10 @@ class Indexes:
             counts = await reader.count_vectors(namespace)
         found: dict[IndexKind, KindIndex] = {}
         for kind, rows in zip(KINDS, counts, strict=True):
+            saved_at = self._path(namespace, kind) if rows >= self.ann_from else None
             index, worth_saving = await load_kind(
-                self.store, namespace, kind, rows, self._path(namespace, kind), self._empty,
-                dimension=self.dimension,
-            )  # fmt: skip
+                self.store, namespace, kind, rows, saved_at, self._empty, dimension=self.dimension
+            )
             found[kind] = index
             if worth_saving and index.is_graph:
                 await self._save(namespace, kind, index)
