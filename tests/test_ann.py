@@ -168,3 +168,19 @@ async def test_a_kind_grown_past_the_bound_becomes_a_graph_saved_and_caught_up(
         assert again.memories.words.search(["119"], 1)[0][0] == every.seqs[-1]
     finally:
         await store.close()
+
+
+def test_changes_wait_while_held_and_holds_nest() -> None:
+    rows, _ = clustered(10)
+    kind = KindIndex(AnnIndex(DIMENSION), LexicalIndex())
+    kind.add([1, 2], rows[:2], ["a", "b"], [True, True])
+    kind.hold()
+    kind.hold()  # a second save beside the first
+    kind.add([3], rows[2:3], ["c"], [True])
+    kind.set_live(1, False)
+    assert len(kind) == 2 and kind.words.search(["c"], 1) == []
+    kind.release()
+    assert len(kind) == 2  # the other save still reads
+    kind.release()
+    assert len(kind) == 3 and kind.words.search(["c"], 1)[0][0] == 3
+    assert 1 not in {k for k, _ in kind.vectors.search(rows[0], 3)}

@@ -114,7 +114,7 @@ def test_a_graph_is_saved_caught_up_after_a_kill_and_rebuilt_when_damaged(short_
 
 
 def test_health_and_other_namespaces_stay_fast_while_a_big_graph_loads(short_dir: Path) -> None:
-    queries = asyncio.run(fill(short_dir, 60_000, seed=6, namespace="big"))
+    queries = asyncio.run(fill(short_dir, 100_000, seed=6, namespace="big"))
     asyncio.run(fill(short_dir, 50, seed=7, namespace="small"))
     daemon = start(short_dir, SMALL_GRAPH)
     try:
@@ -123,7 +123,7 @@ def test_health_and_other_namespaces_stay_fast_while_a_big_graph_loads(short_dir
             daemon, "POST", "/ns/big/search", {"query": queries[0]}, timeout=30
         )
         waited = time.monotonic() - began
-        # The graph of 60k rows takes longer to build than a search waits: come back later.
+        # The graph of 100k rows takes longer to build than a search waits: come back later.
         assert status == 503 and body["error"] == "index loading", body
         assert headers["Retry-After"] == "5" and 4.5 < waited < 10, waited
         health = []

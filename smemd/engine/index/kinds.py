@@ -18,13 +18,14 @@ ANN_FROM = 200_000  # rows of one kind past which its vectors are an HNSW graph
 
 
 class KindIndex:
-    __slots__ = ("_held", "changes", "vectors", "words")
+    __slots__ = ("_held", "_holds", "changes", "vectors", "words")
 
     def __init__(self, vectors: FlatIndex | AnnIndex, words: LexicalIndex) -> None:
         self.vectors = vectors
         self.words = words
         self.changes = 0  # since the last save: what makes another worth its cost
         self._held: list[Callable[[], None]] | None = None
+        self._holds = 0
 
     @classmethod
     def empty(
@@ -66,11 +67,16 @@ class KindIndex:
         self._apply(lambda: self._remove(keys), len(keys))
 
     def hold(self) -> None:
-        """Queue changes from now on (a save is reading the indexes)."""
-        self._held = []
+        """Queue changes from now on (a save is reading the indexes); holds nest."""
+        self._holds += 1
+        if self._held is None:
+            self._held = []
 
     def release(self) -> None:
-        """Apply the queued changes and stop queueing."""
+        """End one hold; when none is left, apply the queued changes and stop queueing."""
+        self._holds -= 1
+        if self._holds > 0:
+            return
         held, self._held = self._held or [], None
         for change in held:
             change()
