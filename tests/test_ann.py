@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from smemd.engine.index import ann as ann_module
 from smemd.engine.index import files, saved
 from smemd.engine.index.ann import AnnIndex
 from smemd.engine.index.bm25 import LexicalIndex
@@ -184,3 +185,14 @@ def test_changes_wait_while_held_and_holds_nest() -> None:
     kind.release()
     assert len(kind) == 3 and kind.words.search(["c"], 1)[0][0] == 3
     assert 1 not in {k for k, _ in kind.vectors.search(rows[0], 3)}
+
+
+def test_exact_scores_read_in_chunks_agree_with_the_flat_index(
+    pair: tuple, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ann, flat, queries, keys = pair
+    monkeypatch.setattr(ann_module, "SCORE_CHUNK", 97)  # many chunks, none a multiple of k
+    among = set(keys[::2].tolist())
+    for q in queries[:5]:
+        found, exact = ann.search(q, 10, among), flat.search(q, 10, among)
+        assert [k for k, _ in found] == [k for k, _ in exact]

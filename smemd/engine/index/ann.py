@@ -4,8 +4,8 @@
 Every row stays in the graph, live or not (a forgotten memory is restored by flipping its
 bit, with no vector to find again); only a hard delete removes one. A search asks the graph for
 more than it needs, keeps the live rows (or those in `among`), and asks again deeper when too
-few survive; past a depth it scans every row exactly instead (usearch's brute force over the
-graph's own vectors). A filter that keeps few rows (`among` below `EXACT_AMONG`) is scored
+few survive; past a depth it scores every row it may return exactly instead, reading the
+graph's own vectors a chunk at a time. A filter that keeps few rows (`among` below `EXACT_AMONG`) is scored
 exactly from the start: the graph cannot be walked within it.
 
 Scores are cosines recomputed from the stored vectors, normalised: the same figures the flat
@@ -37,6 +37,7 @@ EXPANSION_SEARCH = 96
 DTYPE = "f16"
 EXACT_AMONG = 20_000  # a filter keeping this few rows is scored exactly
 MAX_FETCH = 4096  # deeper than this, an exact scan is as quick and surely right
+SCORE_CHUNK = 16_384  # vectors read at a time for exact scores
 BULK_THREADS = os.cpu_count() or 1
 
 
@@ -156,13 +157,18 @@ class AnnIndex:
         return ok
 
     def _scored(self, q: np.ndarray, keys: np.ndarray, k: int) -> list[tuple[int, float]]:
-        if keys.size == 0:
-            return []
-        scores = self._vectors(keys) @ q
-        k = min(k, scores.size)
-        top = np.argpartition(-scores, k - 1)[:k]
-        top = top[np.argsort(-scores[top], kind="stable")]
-        return [(int(keys[i]), float(scores[i])) for i in top]
+        """The best `k` of `keys` by exact cosine, read from the graph a chunk at a time (an
+        exact fallback over a large filter must not copy every vector at once)."""
+        best_keys, best_scores = np.zeros(0, np.int64), np.zeros(0, np.float32)
+        for start in range(0, keys.size, SCORE_CHUNK):
+            chunk = keys[start : start + SCORE_CHUNK]
+            best_keys = np.concatenate([best_keys, chunk])
+            best_scores = np.concatenate([best_scores, self._vectors(chunk) @ q])
+            if best_scores.size > k:
+                top = np.argpartition(-best_scores, k - 1)[:k]
+                best_keys, best_scores = best_keys[top], best_scores[top]
+        order = np.argsort(-best_scores, kind="stable")[:k]
+        return [(int(best_keys[i]), float(best_scores[i])) for i in order]
 
     def _vectors(self, keys: np.ndarray) -> np.ndarray:
         if keys.size == 0:
