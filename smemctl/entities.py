@@ -8,7 +8,7 @@ from typing import TextIO
 from urllib.parse import urlencode
 
 from smemctl.client import Client
-from smemctl.common import echo, segment, some, when
+from smemctl.common import echo, namespace_argument, namespace_path, segment, some, when
 from smemctl.table import table
 from smemd.protocol.entities import (
     AliasDecisions,
@@ -24,7 +24,7 @@ from smemd.protocol.entities import (
 
 
 def entities_arguments(parser: argparse.ArgumentParser) -> None:
-    _namespace(parser, "default")
+    namespace_argument(parser)
     parser.add_argument("-q", "--query", default=None, help="a part of a name or alias")
     parser.add_argument("--limit", type=int, default=20, metavar="N", help="per page (1..100)")
     parser.add_argument("--page", type=int, default=1, metavar="P")
@@ -40,11 +40,11 @@ def entities_arguments(parser: argparse.ArgumentParser) -> None:
     split = what.add_parser("split", help="make a merged NAME an entity of its own again")
     split.add_argument("name", metavar="NAME")
     for sub in (merge, split):
-        _namespace(sub, argparse.SUPPRESS)  # `entities -n NS merge …` keeps NS
+        namespace_argument(sub, argparse.SUPPRESS)  # `entities -n NS merge …` keeps NS
 
 
 def entities(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    base = f"/ns/{segment(args.ns)}/entities"
+    base = f"{namespace_path(args)}/entities"
     if args.what == "merge":
         merged, raw = client.post(f"{base}/merge", Merge(into=args.keep, names=args.names), Merged)
         if not _json(args, raw, out):
@@ -95,12 +95,12 @@ def entities(client: Client, args: argparse.Namespace, out: TextIO) -> None:
 
 def entity_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("name", metavar="NAME", help="an id, name or alias (any case)")
-    _namespace(parser, "default")
+    namespace_argument(parser)
 
 
 def entity(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     profile, raw = client.get(
-        f"/ns/{segment(args.ns)}/entities/{segment(args.name)}", EntityProfile
+        f"{namespace_path(args)}/entities/{segment(args.name)}", EntityProfile
     )
     if _json(args, raw, out):
         return
@@ -131,10 +131,3 @@ def _json(args: argparse.Namespace, raw: bytes, out: TextIO) -> bool:
     if args.json:
         echo(raw, out)
     return bool(args.json)
-
-
-def _namespace(parser: argparse.ArgumentParser, default: object) -> None:
-    parser.add_argument(
-        "-n", "--ns", "--namespace", dest="ns", default=default, metavar="NAMESPACE",
-        help="the namespace (default: default)",
-    )  # fmt: skip
