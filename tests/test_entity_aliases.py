@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from smemd.engine.entities.aliases import name_similarity
+from smemd.engine.entities.aliases import Named, name_similarity, suggestions
 from smemd.engine.entities.merging import merge_in
 from smemd.store.api import Store
 from smemd.store.records import Mention, NewMemory
@@ -264,3 +264,16 @@ async def test_a_moved_namespace_keeps_its_merges_and_joins_names_the_target_has
         decisions, total = await reader.alias_decisions("b", limit=10, offset=0)
         assert total == 1 and decisions[0].same
     await store.close()
+
+
+def test_a_short_name_fitting_several_longer_ones_is_suggested_with_none() -> None:
+    def named(i: int, name: str) -> Named:
+        return Named(id=f"ent_{i}", namespace="n", names=(name,), kind="person", memories=1)
+
+    alone = suggestions([named(1, "Raj"), named(2, "Raj Patel")], set())
+    assert [(s.keep.names[0], s.alias.names[0]) for s in alone] == [("Raj Patel", "Raj")]
+    both = [named(1, "Bob"), named(2, "Bob Smith"), named(3, "Bob Jones")]
+    assert suggestions(both, set()) == []  # which Bob? the names cannot say
+    assert (
+        suggestions([named(1, "Raj"), named(2, "Raj Patel")], {frozenset(("ent_1", "ent_2"))}) == []
+    )

@@ -96,8 +96,11 @@ class AliasReads:
 
     async def entity_row_by_id(self, entity_id: str) -> tuple[str, str | None] | None:
         """A name's row by id: its id, and the entity it is merged into if it is."""
+        return await self._row("id = ?", [entity_id])
+
+    async def _row(self, where: str, params: list[str]) -> tuple[str, str | None] | None:
         rows = await self.db.execute_fetchall(
-            "SELECT id, merged_into FROM entities WHERE id = ?", [entity_id]
+            f"SELECT id, merged_into FROM entities WHERE {where} LIMIT 1", params
         )
         if not rows:
             return None
@@ -166,15 +169,10 @@ class AliasWrites(EntityWrites, AliasReads):
     async def entity_row(self, namespace: str, id_or_name: str) -> tuple[str, str | None] | None:
         """A name's own row by id or exact name (any case): its id, and the entity it is
         merged into if it is."""
-        rows = await self.db.execute_fetchall(
-            "SELECT id, merged_into FROM entities WHERE namespace = ?"
-            " AND (id = ? OR lower(name) = lower(?)) ORDER BY id != ? LIMIT 1",
+        return await self._row(
+            "namespace = ? AND (id = ? OR lower(name) = lower(?)) ORDER BY id != ?",
             [namespace, id_or_name, id_or_name, id_or_name],
         )
-        if not rows:
-            return None
-        row_id, merged_into = next(iter(rows))
-        return str(row_id), None if merged_into is None else str(merged_into)
 
     async def _undo_decisions(self, a: str, b: str, at: float) -> None:
         await self.db.execute(

@@ -104,6 +104,17 @@ def _part_of(short: list[str], long: list[str]) -> bool:
     return True
 
 
+def _is_part(a: str, b: str) -> bool:
+    """One name is plainly a part of the other ("Raj" of "Raj Patel"): not behind a title, and
+    not a place's name before what makes another thing of it ("Boston" of "Boston College")."""
+    (title_a, wa), (title_b, wb) = words(a), words(b)
+    if not wa or not wb or len(wa) == len(wb):
+        return False
+    (short, title), long = ((wa, title_a), wb) if len(wa) < len(wb) else ((wb, title_b), wa)
+    head = len(short) == 1 and long[-1] in _HEADS and long[0] == short[0]
+    return not title and not head and _part_of(short, long)
+
+
 def _acronym(one: list[str], many: list[str]) -> bool:
     letters = "".join(w[0] for w in many if w not in ("of", "and", "for", "&"))
     return len(one) == 1 and len(many) > 1 and len(letters) > 1 and one[0] == letters
@@ -125,12 +136,10 @@ def name_similarity(a: str, b: str) -> float:
                   for x, y in zip(wa, wb, strict=True)]  # fmt: skip
         return _NICKNAMES if any(shorts) else 0.9
     if len(wa) != len(wb):
-        (short, title), long = ((wa, title_a), wb) if len(wa) < len(wb) else ((wb, title_b), wa)
+        short, long = (wa, wb) if len(wa) < len(wb) else (wb, wa)
         if _part_of(short, long):
-            if title or (len(short) == 1 and long[-1] in _HEADS and long[0] == short[0]):
-                # "Mr Chen" may be Lily Chen's father; "Boston" is not Boston College.
-                return _AMBIGUOUS
-            return _PART
+            # "Mr Chen" may be Lily Chen's father; "Boston" is not Boston College.
+            return _PART if _is_part(a, b) else _AMBIGUOUS
     joined_a, joined_b = " ".join(wa), " ".join(wb)
     if min(len(joined_a), len(joined_b)) >= 5 and joined_a[0] == joined_b[0]:
         ratio = SequenceMatcher(None, joined_a, joined_b).ratio()
@@ -197,7 +206,8 @@ def _weigh_down_ambiguous(entities: Sequence[Named], scored: dict[tuple[int, int
     Bob Smith and Bob Jones) is a part of none for sure."""
     parts: dict[int, list[tuple[int, int]]] = defaultdict(list)
     for (i, j), score in scored.items():
-        if score == _PART:
+        a, b = entities[i].names, entities[j].names
+        if score <= _PART and any(_is_part(x, y) for x in a for y in b):
             shorter = min((i, j), key=lambda k: len(words(entities[k].names[0])[1]))
             parts[shorter].append((i, j))
     for shorter, pairs in parts.items():
