@@ -149,9 +149,11 @@ class Indexes:
     async def _save(self, namespace: str, kind: IndexKind, index: KindIndex) -> None:
         if self.directory is None:
             return
+        saving = index.changes  # changes made while the save runs count toward the next
         index.hold()
         try:
             await off_loop(saved.save, self._path(namespace, kind), index)
+            index.changes -= saving
         except OSError as err:  # a full disk costs the next start a rebuild, nothing more
             log.warning("index of %s %s not saved: %s", namespace, kind, err)
         finally:

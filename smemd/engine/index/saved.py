@@ -34,7 +34,6 @@ def save(directory: Path, kind: KindIndex) -> None:
         {"dimension": ann.dimension, "rows": int(keys.size)},
     )
     kind.words.save(directory / "words")
-    kind.changes = 0
 
 
 def load(directory: Path, dimension: int) -> KindIndex:
