@@ -37,7 +37,7 @@ import numpy as np  # noqa: E402
 
 from smemctl.client import UnixConnection  # noqa: E402
 from smemd.config import EngineConfig  # noqa: E402
-from smemd.engine.core import Engine  # noqa: E402
+from smemd.engine.core import DATABASE_NAME, Engine  # noqa: E402
 from smemd.engine.recall.query import Query  # noqa: E402
 from smemd.store.records import NewMemory  # noqa: E402
 from tests.daemon_process import DaemonProcess  # noqa: E402
@@ -75,6 +75,13 @@ def sentence(rng: random.Random, words: list[str], weights: list[float]) -> str:
     return " ".join(rng.choices(words, weights, k=rng.randint(6, 16))).capitalize() + "."
 
 
+def queries(seed: int) -> list[str]:
+    """Query texts drawn from the vocabulary `fill(seed=seed)` writes with."""
+    words, weights = vocabulary(random.Random(seed))
+    rng = random.Random(seed + 1)
+    return [" ".join(rng.choices(words, weights, k=rng.randint(3, 7))) for _ in range(QUERIES)]
+
+
 async def fill(
     state_dir: Path, count: int, seed: int, namespace: str = NS,
     metadata: Callable[[random.Random], dict[str, Any]] | None = None,
@@ -103,7 +110,7 @@ async def fill(
                 await writer.insert_memories(items, time.time())
     finally:
         await engine.store.close()
-    return [" ".join(rng.choices(words, weights, k=rng.randint(3, 7))) for _ in range(QUERIES)]
+    return queries(seed)
 
 
 async def engine_latency(state_dir: Path, queries: list[str]) -> list[float]:
@@ -180,22 +187,28 @@ def p(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(count: int) -> str:
-    state_dir = Path(tempfile.mkdtemp(prefix="smem-lat-"))
+def measure(count: int, kept: Path | None) -> str:
+    """One size's line; in a fresh directory, or in `kept` (filled on first use, then reused
+    with the indexes it has saved: a second run starts as a restarted daemon does)."""
+    state_dir = kept or Path(tempfile.mkdtemp(prefix="smem-lat-"))
     try:
-        queries = asyncio.run(fill(state_dir, count, seed=count))
-        engine = asyncio.run(engine_latency(state_dir, queries))
+        if kept is None or not (kept / DATABASE_NAME).exists():
+            state_dir.mkdir(parents=True, exist_ok=True)
+            asyncio.run(fill(state_dir, count, seed=count))
+        texts = queries(seed=count)
+        engine = asyncio.run(engine_latency(state_dir, texts))
         started = time.perf_counter()
         daemon = DaemonProcess(state_dir).start(["--log-level", "warning"])
         try:
-            cold = first_answer(daemon, queries[0], started)
-            web = http_latency(daemon, queries)
+            cold = first_answer(daemon, texts[0], started)
+            web = http_latency(daemon, texts)
             assert daemon.proc is not None
             rss = rss_mb(daemon.proc.pid)
         finally:
             daemon.stop()
     finally:
-        shutil.rmtree(state_dir, ignore_errors=True)
+        if kept is None:
+            shutil.rmtree(state_dir, ignore_errors=True)
     return (
         f"n={count} engine_p50={statistics.median(engine):.2f} engine_p95={p(engine, 0.95):.2f}"
         f" http_p50={statistics.median(web):.2f} http_p95={p(web, 0.95):.2f} rss_mb={rss:.0f}"
@@ -206,8 +219,13 @@ def measure(count: int) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument(
+        "--state", type=Path, help="keep the filled store here and reuse it (one size only)"
+    )
     args = parser.parse_args()
-    print("search_latency " + " | ".join(measure(n) for n in args.sizes))
+    if args.state and len(args.sizes) != 1:
+        parser.error("--state takes one size")
+    print("search_latency " + " | ".join(measure(n, args.state) for n in args.sizes))
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ class KindIndex:
     ) -> KindIndex:  # fmt: skip
         """Room for `capacity` rows; the vectors a graph when `graph`."""
         vectors: FlatIndex | AnnIndex = (
-            AnnIndex(dimension)
+            AnnIndex(dimension, capacity=capacity)
             if graph
             else FlatIndex(dimension, capacity, exact_up_to=exact_up_to)
         )

@@ -1,7 +1,8 @@
-"""A large kind's indexes on disk: the HNSW graph with its keys and live mask, and the BM25
-postings, each a set of files that loads whole or is refused (files.py). Blocking work, run in
-a thread (see loading.py); the loaded indexes are then checked against the store by the caller,
-which is what makes a file saved before later writes (or before a kill) still right."""
+"""A large kind's indexes on disk: the HNSW graph with its float16 vectors, keys and live mask,
+and the BM25 postings, each a set of files that loads whole or is refused (files.py). Blocking
+work, run in a thread (see loading.py); the loaded indexes are then checked against the store
+by the caller, which is what makes a file saved before later writes (or before a kill) still
+right."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from smemd.engine.index.bm25 import LexicalIndex
 from smemd.engine.index.files import IndexFileError
 from smemd.engine.index.kinds import KindIndex
 
-_VECTOR_FILES = ("graph", "keys", "live")
+_VECTOR_FILES = ("graph", "exact", "keys", "live")
 
 
 def save(directory: Path, kind: KindIndex) -> None:
@@ -28,6 +29,7 @@ def save(directory: Path, kind: KindIndex) -> None:
         directory / "vectors",
         {
             "graph": ann.save_graph,
+            "exact": ann.save_exact,
             "keys": lambda path: _save_array(path, keys),
             "live": lambda path: _save_array(path, live),
         },
@@ -48,7 +50,7 @@ def load(directory: Path, dimension: int) -> KindIndex:
     if keys.size != live.size or keys.size != meta.get("rows") or np.any(keys[1:] <= keys[:-1]):
         raise IndexFileError("the keys and the live mask do not agree")
     try:
-        vectors = AnnIndex.restored(dimension, paths["graph"], keys, live)
+        vectors = AnnIndex.restored(dimension, paths["graph"], paths["exact"], keys, live)
     except ValueError as err:
         raise IndexFileError(str(err)) from err
     words = LexicalIndex.load(directory / "words")
