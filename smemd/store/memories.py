@@ -188,12 +188,13 @@ class MemoryReads:
     async def index_states(self, namespace: str, kind: IndexKind) -> tuple[list[int], list[bool]]:
         """Every row with a vector, as (seqs ascending, whether recall sees each): what a saved
         index is checked against, without reading a vector or a text."""
+        # The partial indexes of migration 0012 hold every column asked: no row is read.
         if kind == "memories":
-            sql = f"SELECT m.seq, {LIVE} FROM memories m WHERE m.namespace = ?"
-            sql += " AND m.vector IS NOT NULL ORDER BY m.seq"
+            sql = f"SELECT m.seq, {LIVE} FROM memories m INDEXED BY memories_index_state"
+            sql += " WHERE m.namespace = ? AND m.vector IS NOT NULL ORDER BY m.seq"
         else:
-            sql = f"SELECT c.seq, NOT {CHUNK_RETRACTED} FROM chunks c WHERE c.namespace = ?"
-            sql += " AND c.vector IS NOT NULL ORDER BY c.seq"
+            sql = f"SELECT c.seq, NOT {CHUNK_RETRACTED} FROM chunks c INDEXED BY chunks_index_state"
+            sql += " WHERE c.namespace = ? AND c.vector IS NOT NULL ORDER BY c.seq"
         seqs: list[int] = []
         live: list[bool] = []
         async with self.db.execute(sql, [namespace]) as cursor:

@@ -457,6 +457,21 @@ async def m0011_inference(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0012_index_states(db: aiosqlite.Connection) -> None:
+    """Which rows a namespace's vector index holds, and whether each is live, read from an index
+    in seq order: a saved graph of a million rows is checked against them at every load, and a
+    scan of the table (vectors and texts) took seconds."""
+    await execute_script(
+        db,
+        """
+        CREATE INDEX memories_index_state ON memories(namespace, seq, is_latest, forgotten_at)
+            WHERE vector IS NOT NULL;
+        CREATE INDEX chunks_index_state ON chunks(namespace, seq, document_id)
+            WHERE vector IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -469,6 +484,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0009_retraction", m0009_retraction),
     ("0010_entity_aliases", m0010_entity_aliases),
     ("0011_inference", m0011_inference),
+    ("0012_index_states", m0012_index_states),
 ]
 
 
