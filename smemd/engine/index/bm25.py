@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from smemd.engine.index import lexical_files
+from smemd.engine.index.rows_by_key import RowsByKey
 from smemd.engine.index.words import tokens
 
 K1 = 1.2
@@ -35,7 +36,7 @@ class LexicalIndex:
         self._live = np.zeros(capacity, dtype=bool)
         self._length = np.zeros(capacity, dtype=np.float32)  # tokens per row
         self._size = 0
-        self._row: dict[int, int] = {}
+        self._row = RowsByKey()
         self._term_ids: dict[str, int] = {}
         # The compressed postings: term t's rows are _rows[_start[t]:_start[t + 1]].
         self._start = np.zeros(1, dtype=np.int64)
@@ -56,7 +57,7 @@ class LexicalIndex:
             self._size += 1
             words = tokens(text)
             self._keys[row], self._live[row], self._length[row] = key, is_live, len(words)
-            self._row[int(key)] = row
+            self._row.set(int(key), row)
             self._total_length += len(words)
             for word, tf in Counter(words).items():
                 term = self._term_ids.setdefault(word, len(self._term_ids))
@@ -72,7 +73,7 @@ class LexicalIndex:
 
     def remove(self, keys: Collection[int]) -> None:
         for key in keys:
-            row = self._row.pop(key, None)
+            row = self._row.pop(key)
             if row is not None:
                 self._keys[row], self._live[row] = -1, False
                 self._total_length -= float(self._length[row])
@@ -94,7 +95,7 @@ class LexicalIndex:
             saved.keys, saved.live, saved.length
         )  # fmt: skip
         index._size = size
-        index._row = dict(zip(saved.keys.tolist(), range(size), strict=True))
+        index._row = RowsByKey.from_column(saved.keys)
         index._term_ids = dict(zip(saved.terms, range(len(saved.terms)), strict=True))
         index._start, index._rows, index._tf = saved.start, saved.rows, saved.tf
         index._total_length = float(saved.length.sum(dtype=np.float64))  # whole token counts
@@ -130,7 +131,8 @@ class LexicalIndex:
         if among is None:
             visible = self._live[rows]
         else:
-            allowed = np.fromiter((self._row[key] for key in among if key in self._row), np.int64)
+            allowed = self._row.rows(np.fromiter(among, np.int64, len(among)))
+            allowed = allowed[allowed >= 0]
             visible = np.isin(rows, allowed)
         rows, scores = rows[visible], scores[visible]
         k = min(k, rows.size)
@@ -210,7 +212,7 @@ class LexicalIndex:
             column[: keep.size] = column[keep]
         self._keys[keep.size :], self._live[keep.size :], self._length[keep.size :] = -1, False, 0
         self._size = int(keep.size)
-        self._row = {int(key): row for row, key in enumerate(self._keys[: self._size].tolist())}
+        self._row = RowsByKey.from_column(self._keys[: self._size])
         return moved
 
     def _reserve(self, needed: int) -> None:
