@@ -99,6 +99,8 @@ class AnnIndex:
         if len(keys) == 0:
             return
         new = np.asarray(keys, dtype=np.int64)
+        if len(live) != new.size:  # the live mask would no longer line up with the keys
+            raise ValueError(f"{new.size} keys but {len(live)} live flags")
         present = self._positions(new) >= 0
         if present.any():  # a row added again (a reload racing a write): replace it
             self.remove(new[present].tolist())
