@@ -64,8 +64,11 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'])")
 # --- data -----------------------------------------------------------------------------------
 
 
-def texts_and_questions(path: Path) -> tuple[list[str], list[str]]:
-    """Deduplicated sentence-sized texts (first-seen order) and the distinct questions."""
+def texts_and_questions(
+    path: Path, sentence_runs: tuple[int, ...] = ()
+) -> tuple[list[str], list[str]]:
+    """Deduplicated sentence-sized texts (first-seen order) and the distinct questions;
+    `sentence_runs`: widths of runs of consecutive sentences of a session, also taken as texts."""
     seen: dict[str, None] = {}
 
     def put(text: str) -> None:
@@ -78,7 +81,7 @@ def texts_and_questions(path: Path) -> tuple[list[str], list[str]]:
         talk = sample["conversation"]
         sessions = sorted(int(m.group(1)) for k in talk if (m := _SESSION.fullmatch(k)))
         for session in sessions:
-            documents = []
+            documents, said = [], []
             for turn in talk[f"session_{session}"]:
                 doc = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
@@ -89,9 +92,13 @@ def texts_and_questions(path: Path) -> tuple[list[str], list[str]]:
                 sentences = _SENTENCE.split(turn["text"])
                 for sentence in sentences if len(sentences) > 1 else ():
                     put(sentence)
+                said += [f"{turn['speaker']}: {sentence}" for sentence in sentences]
             for width in (2, 3):  # chunks of consecutive turns
                 for i in range(len(documents) - width + 1):
                     put(" ".join(documents[i : i + width]))
+            for width in sentence_runs:
+                for i in range(len(said) - width + 1):
+                    put(" ".join(said[i : i + width]))
         for by_speaker in sample["observation"].values():
             for items in by_speaker.values():
                 for item in items:
@@ -124,10 +131,15 @@ def embed(texts: list[str], kind: str, cache: Path) -> np.ndarray:
         raise SystemExit("MiniLM is not installed here: the hashed fallback would measure nothing")
 
     async def run() -> np.ndarray:
+        # Batched by length: a batch is padded to its longest text.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         rows = []
-        for i in range(0, len(texts), 1024):
-            rows.append(await embedder.embed(texts[i : i + 1024], kind=kind))  # type: ignore[arg-type]
-        return np.concatenate(rows).astype(np.float32)
+        for i in range(0, len(order), 256):
+            batch = [texts[j] for j in order[i : i + 256]]
+            rows.append(await embedder.embed(batch, kind=kind))  # type: ignore[arg-type]
+        matrix = np.empty((len(texts), rows[0].shape[1]), dtype=np.float32)
+        matrix[order] = np.concatenate(rows)
+        return matrix
 
     started = time.perf_counter()
     matrix = asyncio.run(run())
