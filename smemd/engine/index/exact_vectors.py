@@ -119,13 +119,15 @@ class ExactVectors:
         whole = None
         if rows.base is not None and rows.base_keys.size:
             whole = mmap.mmap(rows.base, 0, access=mmap.ACCESS_READ)
+        mapped = None
         try:
-            mapped = np.frombuffer(whole, DTYPE).reshape(-1, self.dimension) if whole else None
+            if whole is not None:
+                mapped = np.frombuffer(whole, DTYPE).reshape(-1, self.dimension)
             with path.open("wb") as out:
                 for start in range(0, keys.size, SAVE_CHUNK):
                     out.write(self._block(rows, mapped, keys[start : start + SAVE_CHUNK]))
-            del mapped  # the map closes only once no array looks into it
         finally:
+            mapped = None  # the map closes only once no array looks into it
             if whole is not None:
                 whole.close()
         self._rows = _Rows.over(self.dimension, path, keys.copy())
