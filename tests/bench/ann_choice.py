@@ -799,14 +799,31 @@ def best(lines: list[Line], lib: str, dtype: str | None = None) -> Line | None:
     return next(ln for ln in lines if ln.fields is chosen)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def data_arguments(parser: argparse.ArgumentParser) -> None:
+    """--data, --cache, --sizes and --queries, as `real_vectors` reads them."""
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument(
         "--cache", type=Path, default=Path(tempfile.gettempdir()) / "smem-ann-cache"
     )
     parser.add_argument("--sizes", default="10000,25000,50000")
     parser.add_argument("--queries", type=int, default=1000)
+
+
+def real_vectors(
+    args: argparse.Namespace, sentence_runs: tuple[int, ...] = ()
+) -> tuple[np.ndarray, np.ndarray, np.random.Generator]:
+    """(texts, questions) as unit MiniLM rows, both shuffled, and the generator that did it."""
+    texts, questions = texts_and_questions(args.data.resolve(), sentence_runs)
+    rng = np.random.default_rng(17)
+    texts = [texts[i] for i in rng.permutation(len(texts))]
+    questions = [questions[i] for i in rng.permutation(len(questions))[: args.queries]]
+    real = unit(embed(texts, "document", args.cache)).astype(np.float32)
+    return real, unit(embed(questions, "query", args.cache)).astype(np.float32), rng
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    data_arguments(parser)
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the queries")
     parser.add_argument("--libs", default="exact,smem,usearch,faiss-hnsw,faiss-ivfpq,hnswlib")
     parser.add_argument("--big", type=int, default=1_000_000, help="0 skips the timing-only run")
@@ -815,14 +832,8 @@ def main(argv: list[str] | None = None) -> int:
     libs = set(args.libs.split(","))
     sizes = [int(s) for s in args.sizes.split(",")]
 
-    texts, questions = texts_and_questions(args.data.resolve())
-    rng = np.random.default_rng(17)
-    order = rng.permutation(len(texts))
-    texts = [texts[i] for i in order]
-    questions = [questions[i] for i in rng.permutation(len(questions))[: args.queries]]
-    real = unit(embed(texts, "document", args.cache))
-    queries = unit(embed(questions, "query", args.cache))
-    print(f"# texts={len(texts)} queries={len(queries)} sizes={sizes} padding noise sigma={NOISE}")
+    real, queries, rng = real_vectors(args)
+    print(f"# texts={len(real)} queries={len(queries)} sizes={sizes} padding noise sigma={NOISE}")
     work = Path(tempfile.mkdtemp(prefix="ann-", dir=args.cache))
     lines: list[Line] = []
 
@@ -833,7 +844,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         for n in sizes:
-            case = make_case(padded(real, n, rng), len(texts), queries, rng, args.repeats)
+            case = make_case(padded(real, n, rng), len(real), queries, rng, args.repeats)
             emit(run_exact(case))
             if "smem" in libs:
                 emit(run_smem_flat(case))
@@ -850,7 +861,7 @@ def main(argv: list[str] | None = None) -> int:
                 for m in (16, 32):
                     emit(run_hnswlib(case, work, m, [32, 64, 128], args.build_threads))
         if args.big:
-            emit(run_big(args, real, len(texts), queries, rng, lines, work))
+            emit(run_big(args, real, len(real), queries, rng, lines, work))
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0

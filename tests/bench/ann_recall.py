@@ -32,21 +32,13 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_var] = "1"  # one query at a time on one core, as smemd searches
 
 import argparse  # noqa: E402
-import tempfile  # noqa: E402
 import time  # noqa: E402
-from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 
 from smemd.engine.index import ann as ann_module  # noqa: E402
 from smemd.engine.index.ann import AnnIndex  # noqa: E402
-from tests.bench.ann_choice import (  # noqa: E402
-    DEFAULT_DATA,
-    embed,
-    exact_top,
-    texts_and_questions,
-    unit,
-)
+from tests.bench.ann_choice import data_arguments, exact_top, real_vectors  # noqa: E402
 
 K = 10
 SENTENCE_RUNS = (2, 3, 4)
@@ -88,19 +80,9 @@ def measure(base: np.ndarray, queries: np.ndarray, rng: np.random.Generator) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
-    parser.add_argument(
-        "--cache", type=Path, default=Path(tempfile.gettempdir()) / "smem-ann-cache"
-    )
-    parser.add_argument("--sizes", default="10000,25000,50000")
-    parser.add_argument("--queries", type=int, default=1000)
+    data_arguments(parser)
     args = parser.parse_args()
-    texts, questions = texts_and_questions(args.data.resolve(), SENTENCE_RUNS)
-    rng = np.random.default_rng(17)
-    texts = [texts[i] for i in rng.permutation(len(texts))]
-    questions = [questions[i] for i in rng.permutation(len(questions))[: args.queries]]
-    real = unit(embed(texts, "document", args.cache)).astype(np.float32)
-    queries = unit(embed(questions, "query", args.cache)).astype(np.float32)
+    real, queries, rng = real_vectors(args, SENTENCE_RUNS)
     sizes = [n for n in (int(s) for s in args.sizes.split(",")) if n <= len(real)]
     print(f"# real texts={len(real)} queries={len(queries)}", flush=True)
     print("ann_recall " + " | ".join(measure(real[:n], queries, rng) for n in sizes))
