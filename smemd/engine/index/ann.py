@@ -20,16 +20,12 @@ import contextlib
 import os
 from collections.abc import Collection, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-# onnxruntime (the embedder's) must be loaded before usearch: the other order crashes the
-# process as onnxruntime loads. The embedder imports it anyway; here the order is made sure.
-with contextlib.suppress(ImportError):
-    import onnxruntime  # noqa: F401
-
-from usearch.index import Index
+if TYPE_CHECKING:
+    from usearch.index import Index
 
 from smemd.engine.index.exact_vectors import ExactVectors
 from smemd.engine.index.vectors import normalise
@@ -45,6 +41,18 @@ RESCORE_MARGIN = 32  # candidates past k re-scored on float16: the codes swap ne
 BULK_THREADS = os.cpu_count() or 1
 
 
+def _usearch() -> type[Index]:
+    """usearch, loaded with the first graph: a daemon without one does not carry it (15 MB)."""
+    # onnxruntime (the embedder's) must be loaded before usearch: the other order crashes the
+    # process as onnxruntime loads. The embedder imports it anyway; here the order is made sure.
+    with contextlib.suppress(ImportError):
+        import onnxruntime  # noqa: F401
+
+    from usearch.index import Index as Loaded
+
+    return Loaded
+
+
 class AnnIndex:
     def __init__(
         self, dimension: int, graph: Index | None = None, exact: ExactVectors | None = None,
@@ -53,7 +61,7 @@ class AnnIndex:
         """`capacity`: the rows a build is about to add."""
         self.dimension = dimension
         self._exact = exact or ExactVectors(dimension, capacity)
-        self._graph = graph or Index(
+        self._graph = graph or _usearch()(
             ndim=dimension, metric="cos", dtype=DTYPE, connectivity=CONNECTIVITY,
             expansion_add=EXPANSION_ADD, expansion_search=EXPANSION_SEARCH,
         )  # fmt: skip
@@ -76,7 +84,7 @@ class AnnIndex:
         float16 vectors, and the keys and live mask saved beside it; ValueError when they do not
         fit together."""
         try:
-            graph = Index.restore(str(graph_path), view=False)
+            graph = _usearch().restore(str(graph_path), view=False)
         except (RuntimeError, OSError) as err:
             raise ValueError(f"the graph did not load: {err}") from err
         if graph is None or graph.ndim != dimension or len(graph) != keys.size:
