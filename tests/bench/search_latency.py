@@ -6,12 +6,14 @@ in-process figure runs the engine's real search path with a stand-in embedder th
 random query vector (embedding excluded); the HTTP figure runs the real daemon on the same
 store, so it includes MiniLM embedding the query. One line per run:
 
-  search_latency n=10000 engine_p50=… engine_p95=… http_p50=… http_p95=… rss_mb=… cold_ms=… | n=100000 …
+  search_latency n=10000 engine_p50=… engine_p95=… http_p50=… http_p95=… rss_mb=… cold_ms=… scan1m_ms=… | n=100000 …
 
-`cold_ms` is the daemon's start to its first search answered (the engine run before it has
-built and saved a large namespace's graph, as a daemon does at its first load). `--state DIR`
-fills DIR once and reuses it: a 1M fill takes minutes and its first graph build about a quarter
-of an hour on 2 cores; later runs load the saved graph. ANN recall is `ann_recall`'s figure.
+`scan1m_ms` is a plain float32 scan of 1M x 384 timed after each size: this machine's speed
+varies by 2-3x over an hour, and lines are read against it. `cold_ms` is the daemon's start to
+its first search answered (the engine run before it has built and saved a large namespace's
+graph, as a daemon does at its first load). `--state DIR` fills DIR once and reuses it: a 1M
+fill takes minutes and its first graph build about a quarter of an hour on 2 cores; later runs
+load the saved graph. ANN recall is `ann_recall`'s figure.
 Targets on 2 cores: engine p95 <= 5 ms and HTTP p95 <= 25 ms at 100k; RSS <= 400 MB at 100k;
 at 1M (`--sizes 1000000`, past `[engine] ann-from`): engine p95 <= 10 ms, HTTP p95 <= 30 ms,
 cold start <= 10 s, RSS <= 1.2 GB.
@@ -184,6 +186,20 @@ def rss_mb(pid: int) -> float:
     return float("nan")
 
 
+def scan_1m_ms() -> float:
+    """This machine's speed at this moment: a float32 scan of 1M x 384 (as 5 x 200k, the median
+    of 10), against which lines measured at different moments can be read."""
+    rows = np.random.default_rng(0).random((200_000, DIMENSION), dtype=np.float32)
+    query = rows[0]
+    samples = []
+    for _ in range(10):
+        started = time.perf_counter()
+        for _ in range(5):
+            rows @ query
+        samples.append((time.perf_counter() - started) * 1000)
+    return statistics.median(samples)
+
+
 def p(samples: list[float], q: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -214,7 +230,7 @@ def measure(count: int, kept: Path | None) -> str:
     return (
         f"n={count} engine_p50={statistics.median(engine):.2f} engine_p95={p(engine, 0.95):.2f}"
         f" http_p50={statistics.median(web):.2f} http_p95={p(web, 0.95):.2f} rss_mb={rss:.0f}"
-        f" cold_ms={cold:.0f}"
+        f" cold_ms={cold:.0f} scan1m_ms={scan_1m_ms():.1f}"
     )
 
 
