@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from smemd import paths
+from smemd.api import origins
 from smemd.errors import describe_validation_error
 from smemd.fetch.guard import Guard
 from smemd.protocol import LogLevel
@@ -76,6 +77,21 @@ class ApiConfig(Section):
     # A request's store work stops here (503 timed_out); model calls have their own timeouts.
     request_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
     socket_group: str = ""  # group that owns the socket; "" = the daemon's own group
+    # Pages of these origins (scheme://host[:port]) may call smemd from a browser; any other
+    # page is refused (smemd's own console is of smemd's own origin, and needs no entry).
+    allow_origins: list[str] = msgspec.field(default_factory=list)
+    # Names a request's Host may give besides the listener's address and localhost (a name the
+    # host is reached by, a proxy's): any other is refused, which defeats DNS rebinding.
+    allow_hosts: list[str] = msgspec.field(default_factory=list)
+    # Each listener's open connections; past it a connection is answered 503 and closed.
+    max_connections: Annotated[int, msgspec.Meta(ge=1, le=1_000_000)] = 1024
+    # A connection that has not sent a whole request's headers this long after it opened or
+    # after its last reply is closed: idle keep-alive and trickled headers alike.
+    idle_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 15.0
+    # How long a request's body may take to arrive; then 408 and the connection is closed.
+    body_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 30.0
+    # Namespaces one token (or, with no token configured, TCP callers together) may create.
+    max_namespaces: Annotated[int, msgspec.Meta(ge=1)] = 10_000
 
 
 class DaemonConfig(Section):
@@ -200,7 +216,8 @@ class EngineConfig(Section):
 
 
 class IngestConfig(Section):
-    """Documents given as a URL: which hosts the fetch guard lets through, and its limits."""
+    """Documents given as a URL (which hosts the fetch guard lets through, and its limits), and
+    how large a document may be."""
 
     # `host` or `host:port` entries that may be fetched although their addresses are private,
     # loopback or link-local (an intranet wiki, a local server); any other such address is refused.
@@ -209,6 +226,9 @@ class IngestConfig(Section):
     max_fetch_mb: Annotated[int, msgspec.Meta(ge=1, le=1024)] = 20
     # Off: content that is a URL is kept as text, and smemd fetches nothing (an offline host).
     fetch_urls: bool = True
+    # A document that makes more chunks is refused (413) when added, or its job fails once its
+    # text is known (a URL); 10,000 chunks are 10 to 13 MB of prose.
+    max_chunks: Annotated[int, msgspec.Meta(ge=1)] = 10_000
 
 
 class Config(Section):
@@ -312,6 +332,16 @@ def _check(config: Config) -> None:
     if config.fleet.kind == "local" and not config.fleet.local.embed_model:
         raise ConfigError("$.fleet.local.embed-model: the local fleet needs an embedding model")
     _check_tokens(config.api)
+    for i, entry in enumerate(config.api.allow_origins):
+        try:
+            origins.parse_origin(entry)
+        except ValueError as err:
+            raise ConfigError(f"$.api.allow-origins[{i}]: {err}") from err
+    for i, entry in enumerate(config.api.allow_hosts):
+        try:
+            origins.check_host_name(entry)
+        except ValueError as err:
+            raise ConfigError(f"$.api.allow-hosts[{i}]: {err}") from err
     for i, entry in enumerate(config.ingest.allow_hosts):
         try:
             Guard([entry])  # the guard's own parser, so what passes here is what it will allow

@@ -1,25 +1,29 @@
 """The daemon's life in three awaited phases: startup, run, shutdown.
 
 Signal handlers only set events: the first SIGTERM or SIGINT asks for a graceful stop, a second
-SIGINT forces one. Shutdown lets in-flight requests finish until its deadline, then cancels them;
-requests that arrive meanwhile are refused, and only then are the connections closed.
+of either forces one, and the process ends within FORCED_EXIT_S of it whatever is left.
+Shutdown lets in-flight requests finish until its deadline, then cancels them; requests that
+arrive meanwhile are refused, and only then are the connections closed.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import logging
 import os
 import signal
 import socket
 import sqlite3
+import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
 from typing import Any
 
 from aiohttp import web
 
-from smemd import listeners, log
+from smemd import connections, listeners, log
 from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
@@ -32,8 +36,8 @@ from smemd.protocol import Listeners
 # After the drain, how long a connection may take to end: the rest of a refused request's body
 # to arrive, a reply to be written out. A client that stalls must not stretch the stop.
 CLOSE_GRACE_S = 0.25
-# Loop iterations from an accept to its transport's creation: one, and two to spare.
-ACCEPT_SETTLE_ITERATIONS = 3
+# After a second signal, how long the rest of the stop may take before the process just ends.
+FORCED_EXIT_S = 2.0
 
 
 class StartupError(Exception):
@@ -51,7 +55,8 @@ class Daemon:
         self._stack = contextlib.AsyncExitStack()
         self._runner: web.AppRunner | None = None
         self._tasks: set[asyncio.Task[None]] = set()
-        self._listening: list[socket.socket] = []
+        self._listeners: list[connections.Listener] = []
+        self._owns_process = False  # serving a real process's signals, not a test's loop
 
     async def serve(self, *, handle_signals: bool = True) -> int:
         """Run until asked to stop; the exit code: 0 after a clean stop, 1 if startup failed."""
@@ -80,15 +85,27 @@ class Daemon:
         self.state.listeners = Listeners(
             tcp=listeners.tcp_address(tcp_sock), socket=str(self.config.socket)
         )
+        # Each connection is aiohttp's handler with these options (see smemd.connections); the
+        # idle timeout is its keep-alive timeout.
+        options: dict[str, Any] = {
+            "access_log": None,
+            "keepalive_timeout": self.config.api.idle_timeout_s,
+        }
         # Requests get their time in our own drain (shutdown-timeout-s); aiohttp's shutdown
         # comes after it and only waits, briefly, for replies still being written.
         self._runner = web.AppRunner(
-            self.app, access_log=None, handle_signals=False, shutdown_timeout=CLOSE_GRACE_S
+            self.app, handle_signals=False, shutdown_timeout=CLOSE_GRACE_S, **options
         )
         await self._runner.setup()
-        for sock in (unix_sock, tcp_sock):
-            await web.SockSite(self._runner, sock).start()
-        self._listening = [unix_sock, tcp_sock]
+        assert self._runner.server is not None
+        limit = connections.raise_descriptor_limit()
+        cap = connections.connection_cap(self.config.api.max_connections, 2, limit)
+        for name, sock in (("socket", unix_sock), ("tcp", tcp_sock)):
+            serve = connections.aiohttp_connections(self._runner.server, **options)
+            listener = connections.Listener(sock, serve, cap)
+            listener.start()
+            self._listeners.append(listener)
+            self.state.connections[name] = listener
         self._write_addr_file()
         log.daemon.info(
             "listening on http://%s and %s", self.state.listeners.tcp, self.config.socket
@@ -161,9 +178,10 @@ class Daemon:
         self.state.is_stopping = True
         deadline = self.config.daemon.shutdown_timeout_s
         log.daemon.info("stopping; in-flight requests have %.0f s to finish", deadline)
-        await self._stop_accepting()
-        for site in list(runner.sites):
-            await site.stop()
+        for listener in self._listeners:
+            listener.close()
+        for listener in self._listeners:
+            await listener.settled()
         # Requests first, connections after. aiohttp's cleanup marks every connection closing
         # before it waits, and a closing connection drops what it reads: a request whose body
         # was still on its way (headers in one packet, body in the next) would wait for it
@@ -181,22 +199,6 @@ class Daemon:
         await runner.cleanup()
         return cut
 
-    async def _stop_accepting(self) -> None:
-        """No new connections, and those already accepted get their transports before the
-        servers close.
-
-        The loop accepts a connection in one iteration and makes its transport in a later one.
-        On Python 3.11 a server closed in between fails that step, and the accepted socket is
-        left open for the collector, its client waiting on nothing. Without a reader on the
-        listening sockets nothing more is accepted; a few iterations let the accepted ones be
-        made, and the drain then treats them as any other connection.
-        """
-        loop = asyncio.get_running_loop()
-        for sock in self._listening:
-            loop.remove_reader(sock.fileno())
-        for _ in range(ACCEPT_SETTLE_ITERATIONS):
-            await asyncio.sleep(0)
-
     async def _wait_unless_forced(self, work: Coroutine[Any, Any, None], limit_s: float) -> bool:
         """Await `work` for at most `limit_s`, or until a forced stop; True if forced."""
         done = asyncio.create_task(work)
@@ -207,17 +209,29 @@ class Daemon:
         return self.force_exit.is_set()
 
     def handle_signal(self, signum: int) -> None:
-        if self.should_exit.is_set() and signum == signal.SIGINT:
-            log.daemon.warning("second interrupt: stopping now")
+        name = signal.Signals(signum).name
+        if self.should_exit.is_set():
+            log.daemon.warning("%s again: stopping now", name)
             self.force_exit.set()
+            if self._owns_process:
+                # Whatever the stop is still waiting on (a card powering off, a store that
+                # hangs), the process ends within this grace.
+                timer = threading.Timer(FORCED_EXIT_S, _exit_now)
+                timer.daemon = True
+                timer.start()
             return
-        log.daemon.info("received %s", signal.Signals(signum).name)
+        log.daemon.info("received %s", name)
         self.should_exit.set()
 
     def _install_signal_handlers(self) -> None:
         loop = asyncio.get_running_loop()
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(signum, self.handle_signal, signum)
+        # At its end asyncio.run waits for every thread of the default executor, with no bound
+        # on Python 3.11: a model batch or a graph build in one would hold the stop. This one
+        # lets them go; main() then gives them a moment and exits past them.
+        loop.set_default_executor(_AbandoningExecutor())
+        self._owns_process = True
 
     def _claim_state_dir(self) -> None:
         self.config.state_dir.mkdir(parents=True, exist_ok=True, mode=listeners.DIR_MODE)
@@ -248,6 +262,19 @@ class Daemon:
 
     def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
         self._tasks.add(asyncio.create_task(coro))
+
+
+class _AbandoningExecutor(concurrent.futures.ThreadPoolExecutor):
+    """The default executor, whose shutdown never waits for work still in its threads."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=True)
+
+
+def _exit_now() -> None:
+    log.daemon.error("forced stop: exiting now, %.0f s after the second signal", FORCED_EXIT_S)
+    logging.shutdown()
+    os._exit(1)
 
 
 async def _all_done(tasks: set[asyncio.Task[Any]]) -> None:

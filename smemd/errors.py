@@ -11,6 +11,7 @@ class SmemError(Exception):
     status = 500
     code = "internal"
     retry_after: int | None = None  # seconds, sent as Retry-After
+    closes_connection = False  # the reply ends its connection (what is left of it is unread)
 
     def __init__(self, message: str, details: str = "") -> None:
         super().__init__(message)
@@ -43,6 +44,14 @@ class MethodNotAllowed(SmemError):
     code = "method_not_allowed"
 
 
+class BodyTimedOut(SmemError):
+    """The body did not arrive in time: the client is too slow, or holds the connection."""
+
+    status = 408
+    code = "request_timeout"
+    closes_connection = True
+
+
 class Conflict(SmemError):
     status = 409
     code = "conflict"
@@ -51,6 +60,20 @@ class Conflict(SmemError):
 class PayloadTooLarge(SmemError):
     status = 413
     code = "payload_too_large"
+
+
+class UnsupportedMediaType(SmemError):
+    status = 415
+    code = "unsupported_media_type"
+
+
+class ClientGone(SmemError):
+    """The client closed its connection before the request was read (nginx's 499): no one hears
+    the reply, and nothing is wrong with smemd."""
+
+    status = 499
+    code = "client_closed_request"
+    closes_connection = True
 
 
 class Unavailable(SmemError):

@@ -8,6 +8,7 @@ import logging
 import os
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +19,7 @@ from smemd.config import DEFAULT_CONFIG_FILE, Config, ConfigError, load
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
 SECRET_KEYS = ("token", "admin-token")
+STUCK_THREADS_S = 2.0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -79,11 +81,13 @@ def main(argv: list[str] | None = None) -> int:
 
 def _exit_past_stuck_threads(code: int) -> int:
     """The stop is done; a thread still in a call that never returns (the store's, on a failing
-    disk) would keep the process alive forever, since Python waits for such threads at exit."""
+    disk) or takes long (a model batch, a graph build) would keep the process alive, since
+    Python waits for such threads at exit: they get STUCK_THREADS_S together."""
     stuck = [t for t in threading.enumerate() if t.is_alive() and not t.daemon]
     stuck = [t for t in stuck if t is not threading.main_thread()]
+    until = time.monotonic() + STUCK_THREADS_S
     for thread in stuck:
-        thread.join(timeout=2.0)
+        thread.join(timeout=max(0.0, until - time.monotonic()))
     if any(t.is_alive() for t in stuck):
         log.daemon.error("threads still busy after the stop; exiting without them")
         logging.shutdown()

@@ -110,13 +110,14 @@ def _is_expected(text: str, watched: Watched) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def chromium() -> AsyncIterator[Browser]:
+async def chromium(*args: str) -> AsyncIterator[Browser]:
+    """Chromium, with any further command-line `args` (`--host-resolver-rules=…`)."""
     require_browser()
     from playwright.async_api import async_playwright
 
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu", *args]
         )
         try:
             yield Browser(browser)

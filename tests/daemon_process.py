@@ -36,11 +36,16 @@ class DaemonProcess:
         ]  # fmt: skip
 
     def start(
-        self, extra: Sequence[str] = (), env: Mapping[str, str] | None = None, wait: bool = True
-    ) -> DaemonProcess:
+        self, extra: Sequence[str] = (), env: Mapping[str, str] | None = None, wait: bool = True,
+        open_files: int | None = None,
+    ) -> DaemonProcess:  # fmt: skip
+        """`open_files`: the process's limit on open files, soft and hard (`ulimit -n`)."""
+        args = self.args(extra)
+        if open_files is not None:
+            args = ["prlimit", f"--nofile={open_files}:{open_files}", *args]
         # A file, not a pipe: an unread pipe fills up and blocks the daemon's logging.
         with self.log_file.open("ab") as log:
-            self.proc = subprocess.Popen(self.args(extra), env=clean_env(env), stderr=log)
+            self.proc = subprocess.Popen(args, env=clean_env(env), stderr=log)
         if wait:
             self.wait_ready()
         return self

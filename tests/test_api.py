@@ -167,8 +167,9 @@ async def test_bad_bodies_are_400_naming_what_is_wrong(
 async def test_body_over_the_limit_is_413(start_daemon: StartDaemon) -> None:
     running = await start_daemon(api__max_body_mb=1)
     big = b'{"level": "' + b"x" * (1024 * 1024) + b'"}'
+    json = {"Content-Type": "application/json"}
     status, body, _ = await call(
-        running.unix, "POST", "http://smemd/v1/log-level", data=io.BytesIO(big)
+        running.unix, "POST", "http://smemd/v1/log-level", data=io.BytesIO(big), headers=json
     )
     assert_error(status, body, 413)
 
@@ -176,7 +177,9 @@ async def test_body_over_the_limit_is_413(start_daemon: StartDaemon) -> None:
         for _ in range(20):
             yield b"x" * 65536
 
-    status, body, _ = await call(running.unix, "POST", "http://smemd/v1/log-level", data=chunks())
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/v1/log-level", data=chunks(), headers=json
+    )
     assert_error(status, body, 413)
 
 

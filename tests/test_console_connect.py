@@ -43,6 +43,13 @@ async def test_connect_loads_clean_and_lists_every_route(start_daemon: StartDaem
             assert any('"-n", "people"' in s for s in snippets)
             assert any('base_url="' + running.base in s for s in snippets)
             assert any("baseURL" in s for s in snippets)
+            # How to let a web app of one's own call smemd: its origin in allow-origins.
+            pages = page.get_by_role("region", name="Web pages")
+            assert running.base in await pages.inner_text()
+            assert (
+                'allow-origins = ["http://localhost:3000"]'
+                in await pages.locator("pre code").inner_text()
+            )
             await tab.screenshot(f"connect-{theme}")
 
             await page.get_by_label("Filter routes").fill("pause")

@@ -145,7 +145,13 @@ async def test_bad_dreaming_requests_get_clear_errors(
     for body in ({"enabled": "yes"}, {}, {"enabled": True, "now": True}):
         status, reply, _ = await call(running.unix, "POST", f"{V1}/dreaming", json=body)
         assert_error(status, reply, 400)
-    status, reply, _ = await call(running.unix, "POST", f"{V1}/dreaming", data=b"{not json")
+    status, reply, _ = await call(
+        running.unix,
+        "POST",
+        f"{V1}/dreaming",
+        data=b"{not json",
+        headers={"Content-Type": "application/json"},
+    )
     assert_error(status, reply, 400)
 
 

@@ -280,7 +280,10 @@ async def test_bad_namespace_names_are_400(running: Running, name: str) -> None:
 async def test_body_over_the_limit_is_413_and_writes_nothing(start_daemon: Any) -> None:
     running = await start_daemon(api__max_body_mb=1)
     body = io.BytesIO(json.dumps({"content": "x" * (1024 * 1024 + 10)}).encode())
-    status, reply, _ = await call(running.unix, "POST", f"{NS}/document", data=body)
+    status, reply, _ = await call(
+        running.unix, "POST", f"{NS}/document", data=body,
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
     assert_error(status, reply, 413)
     status, listing, _ = await call(running.unix, "GET", "http://smemd/ns")
     assert listing["namespaces"] == []

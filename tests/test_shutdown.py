@@ -124,7 +124,7 @@ SEARCH = json.dumps({"query": "what did we decide about the release"}).encode()
 
 def search_head(*, keep_alive: bool = True) -> bytes:
     return (
-        "POST /ns/stop/search HTTP/1.1\r\nHost: smem\r\nContent-Type: application/json\r\n"
+        "POST /ns/stop/search HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
         f"Content-Length: {len(SEARCH)}\r\nConnection: {'keep-alive' if keep_alive else 'close'}"
         "\r\n\r\n"
     ).encode()

@@ -27,6 +27,8 @@ from smemd.api import (
     review,
     status,
 )
+from smemd.api.bodies import read_bodies
+from smemd.api.browsers import RULES, BrowserRules, guard_browsers
 from smemd.api.legacy import (
     v3_changes,
     v3_documents,
@@ -75,11 +77,15 @@ ROUTES: list[Route] = [
 
 
 def create_app(state: ApiState) -> web.Application:
+    # Outermost first. The browser rules come before anything reads the request: a refused
+    # page learns nothing, not even whether it needs a token; bodies are read once the caller
+    # may call the route.
     app = web.Application(
-        middlewares=[observe, render_errors, authorize],
+        middlewares=[observe, guard_browsers, render_errors, authorize, read_bodies],
         client_max_size=state.max_body_bytes,
     )
     app[STATE] = state
+    app[RULES] = BrowserRules(state.config.api)
     app[pages.ASSETS] = assets.load()
     for route in [*ROUTES, *pages.ROUTES]:
         for made in route.register(app.router):

@@ -19,18 +19,13 @@ from smemd.api.state import STATE
 from smemd.api.wire import check_depth, reply
 from smemd.engine.ingest.documents import DocumentChange, NewDocument, TaskType
 from smemd.engine.ingest.fetching import CONVERT_TIMEOUT_S
-from smemd.errors import BadRequest, SmemError
+from smemd.errors import BadRequest, UnsupportedMediaType
 from smemd.fetch.convert import Unconvertible, convert_isolated, kind_of
 from smemd.protocol.memory import DocumentRef, FileForm, FilePatchForm, Metadata
 from smemd.store import deadline
 from smemd.store.records import Document
 
 FIELDS = tuple(f.encode_name for f in msgspec.structs.fields(FileForm))
-
-
-class UnsupportedMedia(SmemError):
-    status = 415
-    code = "unsupported_media_type"
 
 
 def json_metadata(part: Part | None) -> dict[str, Any]:
@@ -69,10 +64,10 @@ async def _content(file: Part) -> Content:
         text = file.data.decode("utf-8")
     except UnicodeDecodeError:
         if kind == "text":
-            raise UnsupportedMedia(
+            raise UnsupportedMediaType(
                 "only UTF-8 text files can be read", f"{name} is not UTF-8 text"
             ) from None
-        raise UnsupportedMedia(
+        raise UnsupportedMediaType(
             "unsupported file type",
             f"{name} ({media or 'no content type'}) is binary: UTF-8 text, HTML and PDF are read",
         ) from None

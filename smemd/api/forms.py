@@ -16,7 +16,8 @@ import msgspec
 from aiohttp import BodyPartReader, web
 from aiohttp.http_exceptions import LineTooLong
 
-from smemd.errors import BadRequest, PayloadTooLarge
+from smemd.api import bodies
+from smemd.errors import BadRequest, PayloadTooLarge, UnsupportedMediaType
 
 MAX_FILENAME = 255  # what a file system takes for one name
 CHUNK = 64 * 1024
@@ -41,11 +42,17 @@ class Part(msgspec.Struct, frozen=True):
 
 
 async def read_form(request: web.Request, fields: Collection[str], limit: int) -> dict[str, Part]:
-    """The parts of a multipart/form-data body by name; unknown or repeated fields are a 400."""
+    """The parts of a multipart/form-data body by name, read within the body deadline; unknown
+    or repeated fields are a 400."""
     if request.content_type != "multipart/form-data":
-        raise BadRequest(
+        raise UnsupportedMediaType(
             "expected multipart/form-data", f"got {request.content_type or 'no content type'}"
         )
+    async with bodies.arriving(request):
+        return await _read_parts(request, fields, limit)
+
+
+async def _read_parts(request: web.Request, fields: Collection[str], limit: int) -> dict[str, Part]:
     reader = await _parsing(request.multipart(), "$")
     form: dict[str, Part] = {}
     room = limit
@@ -99,6 +106,8 @@ async def _parsing(step: Awaitable[T], path: str) -> T:
     """Await one step of aiohttp's multipart parser; what it raises on bad bytes is a 400."""
     try:
         return await step
+    except ConnectionError:
+        raise  # the client went away: not the body's fault
     except Exception as err:
         raise BadRequest("malformed multipart body", f"{path}: {_reason(err)}") from None
 

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import bisect
 from collections import Counter
+from collections.abc import Mapping
+
+from smemd.connections import Listener
 
 # Upper bounds in seconds; the control routes live under a millisecond, model calls in seconds.
 BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
@@ -35,11 +38,20 @@ class Metrics:
             histogram = self.latency[route] = _Histogram()
         histogram.observe(seconds)
 
-    def render(self, uptime_s: float) -> str:
+    def render(self, uptime_s: float, listeners: Mapping[str, Listener]) -> str:
         lines = [
             "# HELP smem_uptime_seconds Seconds since smemd started.",
             "# TYPE smem_uptime_seconds gauge",
             f"smem_uptime_seconds {uptime_s:.3f}",
+            "# HELP smem_connections_open Connections a listener holds.",
+            "# TYPE smem_connections_open gauge",
+            *(f'smem_connections_open{{listener="{n}"}} {li.open}' for n, li in listeners.items()),
+            "# HELP smem_connections_refused_total Connections answered 503: the listener was full.",
+            "# TYPE smem_connections_refused_total counter",
+            *(
+                f'smem_connections_refused_total{{listener="{n}"}} {li.refused}'
+                for n, li in listeners.items()
+            ),
             "# HELP smem_http_requests_total HTTP requests answered, by route, method and status.",
             "# TYPE smem_http_requests_total counter",
         ]

@@ -19,8 +19,8 @@ from smemd.api.activity import Seen
 from smemd.api.route import Route, allows
 from smemd.api.state import STATE
 from smemd.api.wire import error_reply
-from smemd.errors import Forbidden, SmemError, Unauthorized
-from smemd.store import deadline
+from smemd.errors import ClientGone, Forbidden, SmemError, Unauthorized
+from smemd.store import creators, deadline
 
 REQUEST_ID_HEADER = "X-Request-Id"
 _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
@@ -79,6 +79,9 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
         status = exc.status
         exc.headers[REQUEST_ID_HEADER] = rid
         raise
+    except asyncio.CancelledError:  # cut by the stop at its deadline: the connection closes
+        status = 503
+        raise
     finally:
         elapsed = time.perf_counter() - started
         if task is not None:
@@ -113,21 +116,29 @@ async def render_errors(request: web.Request, handler: Handler) -> web.StreamRes
     try:
         return await handler(request)
     except SmemError as err:
-        response = error_reply(err.status, err.message, err.details)
-        if isinstance(err, Unauthorized):
-            response.headers["WWW-Authenticate"] = 'Bearer realm="smem"'
-        if err.retry_after is not None:
-            response.headers["Retry-After"] = str(err.retry_after)
-        return response
+        return _error_reply(err)
     except web.HTTPException as exc:
         if exc.status < 400:
             raise
         return _http_exception_reply(request, exc)
+    except ConnectionError:  # the client left while its reply was being made: nobody to tell
+        return _error_reply(ClientGone("client went away", "the connection closed"))
     except Exception:
         log.api.exception(
             "unhandled error in %s %s rid=%s", request.method, request.path, request_id.get()
         )
         return error_reply(500, "internal error", f"logged with request id {request_id.get()}")
+
+
+def _error_reply(err: SmemError) -> web.Response:
+    response = error_reply(err.status, err.message, err.details)
+    if isinstance(err, Unauthorized):
+        response.headers["WWW-Authenticate"] = 'Bearer realm="smem"'
+    if err.retry_after is not None:
+        response.headers["Retry-After"] = str(err.retry_after)
+    if err.closes_connection:
+        response.force_close()
+    return response
 
 
 def _http_exception_reply(request: web.Request, exc: web.HTTPException) -> web.Response:
@@ -151,7 +162,10 @@ async def authorize(request: web.Request, handler: Handler) -> web.StreamRespons
     caller = request[PRINCIPAL] = _caller(request, state.tokens, route)
     if route is not None:
         _check(route, caller, request)
-    return await handler(request)
+    if caller is SOCKET:
+        return await handler(request)
+    with creators.acting_as(creators.Creator(caller.name, state.config.api.max_namespaces)):
+        return await handler(request)
 
 
 def _caller(request: web.Request, tokens: Tokens, route: Route | None) -> Principal:

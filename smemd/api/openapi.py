@@ -136,7 +136,9 @@ def _responses(route: Route) -> dict[str, Any]:
         str(route.status): success,
         "default": {
             "description": "an error: 400 bad input (details name the field), 401 no token, "
-            "403 not allowed, 404, 405, 409, 413 too large, 503 unavailable or timed out",
+            "403 not allowed (or a page of another origin), 404, 405, 408 body too slow, 409, "
+            "413 too large, 415 not JSON (or, for an upload, not multipart), 421 Host not "
+            "smemd's, 503 unavailable or timed out",
             "content": {"application/json": {"schema": error}},
         },
     }

@@ -54,11 +54,14 @@ def scope(request: web.Request) -> Scope:
     return access.principal(request).scope
 
 
-def check_sees(request: web.Request, name: str) -> None:
+def check_sees(request: web.Request, name: str, path: str = "") -> None:
+    """403 unless the caller may use the namespace `name` (named at `path` of the request)."""
     caller = access.principal(request)
     if not caller.scope.sees(name):
+        at = f"{path}: " if path else ""
         raise Forbidden(
-            "namespace outside the token's", f"token {caller.name!r} may not use {name[:100]!r}"
+            "namespace outside the token's",
+            f"{at}token {caller.name!r} may not use {name[:100]!r}",
         )
 
 

@@ -41,6 +41,9 @@ class Route:
     status: int = 200
     content_type: str = "application/json"
     public: bool = False  # answers without a token (health)
+    # Answers whatever Host and Origin a request names (health: it says only that smemd is up,
+    # and a load balancer's probe names the balancer's own host).
+    from_anywhere: bool = False
     description: str = ""  # more than the summary, when there is more to say
     page: bool = False  # the console's page or asset, not an API route: left out of OpenAPI
     deprecated: bool = False  # a legacy (v3/v4) route, kept for older clients

@@ -14,6 +14,7 @@ from smemd.api.activity import Activity
 from smemd.api.metrics import Metrics
 from smemd.api.route import Route
 from smemd.config import Config
+from smemd.connections import Listener
 from smemd.engine.core import Engine
 from smemd.fleet.fleet import Fleet
 from smemd.protocol import Listeners
@@ -41,6 +42,8 @@ class ApiState:
     openapi: bytes | None = None  # the OpenAPI document, made on first request
     engine: Engine | None = None  # set once the store is open
     fleet: Fleet | None = None
+    # The accept loops by name (`tcp`, `socket`), for their connection counts in the metrics.
+    connections: dict[str, Listener] = field(default_factory=dict)
 
     tokens: Tokens = field(init=False)
 

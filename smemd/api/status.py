@@ -68,7 +68,7 @@ def _warnings(state: ApiState) -> list[str]:
 async def metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
     return web.Response(
-        text=state.metrics.render(state.uptime_s),
+        text=state.metrics.render(state.uptime_s, state.connections),
         content_type="text/plain",
         charset="utf-8",
         headers={"X-Prometheus-Format": "0.0.4"},
@@ -109,6 +109,7 @@ async def tokens(request: web.Request) -> web.Response:
 ROUTES = [
     Route(
         method="GET", path="/v1/health", handler=health, reply=Health, public=True,
+        from_anywhere=True,
         summary="Liveness: the daemon answers; never needs a token",
     ),
     Route(

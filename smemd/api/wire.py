@@ -9,8 +9,8 @@ import msgspec
 import numpy as np
 from aiohttp import web
 
-from smemd.api.state import STATE
-from smemd.errors import BadRequest, PayloadTooLarge, describe_validation_error
+from smemd.api import bodies
+from smemd.errors import BadRequest, describe_validation_error
 from smemd.protocol import ErrorBody
 
 T = TypeVar("T")
@@ -44,14 +44,8 @@ def error_reply(status: int, error: str, details: str = "") -> web.Response:
 
 
 async def decode(request: web.Request, type_: type[T]) -> T:
-    """Read and validate a JSON body; every failure is a 400 or 413 that names what is wrong."""
-    limit = request.app[STATE].max_body_bytes
-    if request.content_length is not None and request.content_length > limit:
-        raise _too_large(request.content_length, limit)
-    try:
-        raw = await request.read()
-    except web.HTTPRequestEntityTooLarge:
-        raise _too_large(None, limit) from None
+    """Read and validate a JSON body; every failure is a 4xx that names what is wrong."""
+    raw = await bodies.read(request)
     if not raw.strip():
         raise BadRequest("request body is empty", "send a JSON object")
     check_depth(raw)
@@ -75,8 +69,3 @@ def check_depth(raw: bytes) -> None:
         raise BadRequest(
             "JSON nested too deeply", f"$: more than {MAX_JSON_DEPTH} levels of [ and {{"
         )
-
-
-def _too_large(size: int | None, limit: int) -> PayloadTooLarge:
-    sent = f"{size} bytes" if size is not None else "more than that"
-    return PayloadTooLarge("request body too large", f"limit {limit} bytes, sent {sent}")

@@ -57,6 +57,7 @@ class Engine:
         `reranker`, when the fleet has a cross-encoder, re-scores the top of each search; `llm`,
         when it has a chat model, reads facts and reconciles them in place of the heuristics;
         `ingest` says which hosts documents given as a URL may come from, and the fetch's limits."""
+        ingest = ingest or IngestConfig()
         self.llm = llm
         self.config = config
         self.embedder = embedder
@@ -70,7 +71,7 @@ class Engine:
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency, llm,
             judge=self.judge, clock=clock, extraction_timeout_s=config.extraction_timeout_s,
-            fetcher=Fetcher.configured(ingest or IngestConfig()),
+            fetcher=Fetcher.configured(ingest), max_chunks=ingest.max_chunks,
         )  # fmt: skip
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker, clock=clock)
         self.dreamer = Dreamer(
@@ -81,8 +82,9 @@ class Engine:
         self.calibration = Calibration(self.store, self.judge)
         self.labels = Labels(self.store)
         self.documents = Documents(
-            self.store, self.indexes, self.worker, fetch_urls=(ingest or IngestConfig()).fetch_urls
-        )
+            self.store, self.indexes, self.worker, fetch_urls=ingest.fetch_urls,
+            max_chunks=ingest.max_chunks,
+        )  # fmt: skip
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
         self.retractions = Retractions(self.store, self.indexes)
         self.profiles = Profiles(self.store, self.recall)

@@ -15,6 +15,7 @@ from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.query import Query
 from smemd.errors import Conflict, NotFound
 from smemd.fleet.builtin import Embedder
+from smemd.store import deadline
 from smemd.store.api import Store
 from smemd.store.entities import NAMES_ENTITY
 from smemd.store.memories import CITES_DOCUMENT, STATUS_WHERE
@@ -193,7 +194,7 @@ class Memories:
         The new version keeps the old one's metadata unless `metadata` replaces it."""
         if text is None:
             return await self._expire(namespace, memory_id, expires_at)
-        vector = (await self.embedder.embed([text], kind="document"))[0]
+        vector = (await deadline.waiting(self.embedder.embed([text], kind="document")))[0]
         async with self.store.write() as writer:
             old = await writer.memory(namespace, memory_id)
             if old is None:

@@ -3,13 +3,13 @@ and the organisation's context that every namespace shares.
 
 Removal and move are one store transaction each, so a crash part-way leaves all or nothing. The
 namespace's loaded indexes are dropped after the commit; the next search reloads them. A move
-re-queues the documents still being ingested under their new namespace (the job in flight sees
-its document revised and drops its work).
+re-queues the documents still being ingested under their new namespace: each one's job starts
+again, queued, on a new revision (the worker doing it sees the revision and drops its work).
 """
 
 from __future__ import annotations
 
-from smemd.engine.ids import new_id, now
+from smemd.engine.ids import now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import BadRequest, Conflict, NotFound
@@ -53,9 +53,8 @@ class NamespaceChanges:
             requeued = await writer.open_job_documents(source)
             moved = await writer.move_namespace(source, target)
             for doc in requeued:
-                await writer.cancel_open_jobs(doc.id, t)
-                await writer.revise_document(doc, revision=doc.revision + 1, status="queued")
-                await writer.insert_job(new_id("job"), target, doc.id, doc.revision + 1, t)
+                doc = await writer.revise_document(doc, revision=doc.revision + 1, status="queued")
+                await writer.requeue_open_job(doc, doc.revision, t)
         self.indexes.forget(source)
         self.indexes.forget(target)
         if requeued:

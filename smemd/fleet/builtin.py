@@ -10,7 +10,6 @@ import logging
 import math
 import os
 import re
-import threading
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -57,24 +56,33 @@ class Embedder(Protocol):
         ...
 
 
-class _InProcess(abc.ABC):
-    """What both builtin embedders share: a batch embedded off the event loop.
+class InProcess(abc.ABC):
+    """What both builtin embedders share: batches embedded off the event loop, one thread call
+    each, so a call cancelled (a stop, a deadline) ends with the batch in its thread.
 
     Both models are symmetric (queries and documents get no prefix), so `kind` changes nothing.
     """
 
+    name: str
+    dimension: int
+    is_fallback: bool
+
     async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
         batch = _as_list(texts)
-        if not batch:
-            return np.zeros((0, DIMENSION), dtype=np.float32)
-        return await asyncio.to_thread(self._embed, batch)
+        out = np.empty((len(batch), DIMENSION), dtype=np.float32)
+        # By length, so that each batch pads little (characters stand in for tokens).
+        order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
+        for start in range(0, len(order), BATCH):
+            rows = order[start : start + BATCH]
+            out[rows] = await asyncio.to_thread(self._embed, [batch[i] for i in rows])
+        return out
 
     @abc.abstractmethod
     def _embed(self, texts: list[str]) -> Vectors:
-        """The model itself, on a worker thread."""
+        """The model itself, on a worker thread; onnxruntime takes concurrent calls."""
 
 
-class MiniLM(_InProcess):
+class MiniLM(InProcess):
     """all-MiniLM-L6-v2 (int8 ONNX) on onnxruntime; loaded and verified at construction."""
 
     name = "all-MiniLM-L6-v2-onnx-int8"
@@ -125,20 +133,9 @@ class MiniLM(_InProcess):
         self._tokenizer = tokenizer
         self._session = session
         self._has_token_types = any(i.name == "token_type_ids" for i in session.get_inputs())
-        # A threading lock, taken in the worker thread: it serialises inference for any caller
-        # and any event loop. A waiting caller holds a default-executor thread meanwhile.
-        self._lock = threading.Lock()
 
     def _embed(self, texts: list[str]) -> Vectors:
-        encodings = self._tokenizer.encode_batch(texts)
-        # Sorting by token count keeps the padding in each batch small.
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        out = np.empty((len(texts), DIMENSION), dtype=np.float32)
-        with self._lock:
-            for start in range(0, len(order), BATCH):
-                rows = order[start : start + BATCH]
-                out[rows] = self._run([encodings[i] for i in rows])
-        return out
+        return self._run(self._tokenizer.encode_batch(texts))
 
     def _run(self, batch: list[Encoding]) -> Vectors:
         width = max(len(e.ids) for e in batch)
@@ -157,7 +154,7 @@ class MiniLM(_InProcess):
         return _normalised(pooled)
 
 
-class HashedEmbedder(_InProcess):
+class HashedEmbedder(InProcess):
     """Word unigrams and character 3-grams, signed-hashed into 384 dims; pure numpy."""
 
     name = "hashed-ngrams-384-v1"
@@ -180,7 +177,7 @@ class HashedEmbedder(_InProcess):
         return _normalised(vector)
 
 
-def load_embedder(model_path: Path | None = None) -> Embedder:
+def load_embedder(model_path: Path | None = None) -> InProcess:
     """MiniLM when its runtime and verified files are here; otherwise the hashed fallback."""
     try:
         return MiniLM(model_path)

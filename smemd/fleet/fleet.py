@@ -1,6 +1,6 @@
 """The fleet the daemon runs on: one object whatever runs the models, with an embedder per lane.
 
-`builtin` embeds in-process on both lanes. `hosts` sends every call through the node pool to
+`builtin` embeds in-process on both lanes, searches ahead of ingest (see turns). `hosts` sends every call through the node pool to
 llama-servers at the configured addresses, searches on the interactive lane and ingest on the
 background lane, with the pause file lending nodes away. `local` starts llama-servers itself and
 serves both lanes from them. The engine sees only `Embedder`s.
@@ -26,6 +26,7 @@ from smemd.fleet.llama import LlamaClient, LlamaError
 from smemd.fleet.local import LocalServerError, ServerProcess
 from smemd.fleet.pause import PauseWatcher, lendability
 from smemd.fleet.pool import Node, Pool, Role
+from smemd.fleet.turns import LaneModel, Turns
 
 log = logging.getLogger("smemd.fleet")
 
@@ -56,7 +57,10 @@ class Fleet:
     async def __aenter__(self) -> Fleet:
         try:
             if self.kind == "builtin":
-                self.interactive = self.background = await asyncio.to_thread(load_embedder)
+                model = await asyncio.to_thread(load_embedder)
+                turns = Turns()  # searches ahead of ingest, on the one model
+                self.interactive = LaneModel(model, "interactive", turns)
+                self.background = LaneModel(model, "background", turns)
             elif self.kind == "hosts":
                 await self._open_hosts()
             elif self.kind == "local":

@@ -9,6 +9,7 @@ import aiosqlite
 import msgspec
 import numpy as np
 
+from smemd.store import creators
 from smemd.store.records import Candidate, Chunk, Document, IndexRows, Job, Namespace, Phase
 from smemd.store.retractions import CHUNK_RETRACTED
 from smemd.store.rows import (
@@ -197,18 +198,24 @@ class DocumentReads:
         )
         return IndexRows.of(list(rows))
 
-    async def chunks_without_vectors(self, document_id: str) -> list[Chunk]:
+    async def chunks_without_vectors(self, document_id: str, limit: int = -1) -> list[Chunk]:
+        """The first `limit` (all, by default) of the document's chunks not yet embedded."""
         rows = await self.db.execute_fetchall(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND vector IS NULL ORDER BY position",
-            [document_id],
+            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND vector IS NULL"
+            " ORDER BY position LIMIT ?",
+            [document_id, limit],
         )
         return to_records(Chunk, list(rows))
 
-    async def chunk_index_rows_of(self, document_id: str) -> IndexRows:
+    async def chunk_index_rows_of(
+        self, document_id: str, chunk_ids: Sequence[str] = ()
+    ) -> IndexRows:
+        """The document's embedded chunks as the index holds them (only `chunk_ids`, if given)."""
+        among = f" AND c.id IN ({', '.join('?' * len(chunk_ids))})" if chunk_ids else ""
         rows = await self.db.execute_fetchall(
             f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
-            " WHERE c.document_id = ? AND c.vector IS NOT NULL ORDER BY c.seq",
-            [document_id],
+            f" WHERE c.document_id = ? AND c.vector IS NOT NULL{among} ORDER BY c.seq",
+            [document_id, *chunk_ids],
         )
         return IndexRows.of(list(rows))
 
@@ -297,10 +304,30 @@ class DocumentWrites(DocumentReads):
         )
 
     async def ensure_namespace(self, name: str, now: float) -> None:
+        """Make the namespace unless it exists, counted against the request's creator (403 past
+        its bound; see creators)."""
+        creator = creators.current()
+        if creator is None:
+            await self.db.execute(
+                "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at",
+                [name, now, now],
+            )
+            return
+        cursor = await self.db.execute(
+            "UPDATE namespaces SET updated_at = ? WHERE name = ?", [now, name]
+        )
+        if cursor.rowcount:
+            return
+        rows = await self.db.execute_fetchall(
+            "SELECT count(*) FROM namespaces WHERE created_by = ?", [creator.name]
+        )
+        made = int(next(iter(rows))[0])
+        if made >= creator.limit:
+            raise creators.refusal(creator, made)
         await self.db.execute(
-            "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"
-            " ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at",
-            [name, now, now],
+            "INSERT INTO namespaces (name, created_at, updated_at, created_by) VALUES (?, ?, ?, ?)",
+            [name, now, now, creator.name],
         )
 
     async def set_supporting_context(self, name: str, text: str, now: float) -> None:
@@ -366,13 +393,25 @@ class DocumentWrites(DocumentReads):
     async def count_attempt(self, job_id: str) -> None:
         await self.db.execute("UPDATE jobs SET attempts = attempts + 1 WHERE id = ?", [job_id])
 
-    async def cancel_open_jobs(self, document_id: str, now: float) -> None:
-        """A newer revision supersedes unfinished work on the old one."""
-        await self.db.execute(
-            "UPDATE jobs SET phase = 'failed', error = 'superseded by a newer revision', updated_at = ?"
-            " WHERE document_id = ? AND phase NOT IN ('done', 'failed')",
-            [now, document_id],
+    async def requeue_open_job(self, document: Document, revision: int, now: float) -> bool:
+        """The document's unfinished job starts again, queued, on `revision` in the document's
+        namespace, its candidates dropped; False when it has none. Nothing failed: a move or a
+        new content only made the work so far moot (the worker doing it sees the revision and
+        drops it)."""
+        rows = await self.db.execute_fetchall(
+            "SELECT id FROM jobs WHERE document_id = ? AND phase NOT IN ('done', 'failed')",
+            [document.id],
         )
+        ids = [row[0] for row in rows]
+        if not ids:
+            return False
+        await self.db.executemany("DELETE FROM candidates WHERE job_id = ?", [(i,) for i in ids])
+        await self.db.executemany(
+            "UPDATE jobs SET revision = ?, namespace = ?, phase = 'queued', attempts = 0,"
+            " error = NULL, updated_at = ? WHERE id = ?",
+            [(revision, document.namespace, now, i) for i in ids],
+        )
+        return True
 
     async def replace_chunks(
         self, document: Document, pieces: Sequence[tuple[str, int, str, str]], now: float

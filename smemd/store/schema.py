@@ -472,6 +472,32 @@ async def m0012_index_states(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0013_superseded_jobs(db: aiosqlite.Connection) -> None:
+    """A move or a new content used to end a document's unfinished job as failed ("superseded by
+    a newer revision") and queue another: nothing had failed, and /v1/jobs counted it. Such a
+    job only ever stood for work its successor does, so it goes, with anything it extracted."""
+    await execute_script(
+        db,
+        """
+        DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs
+            WHERE phase = 'failed' AND error = 'superseded by a newer revision');
+        DELETE FROM jobs WHERE phase = 'failed' AND error = 'superseded by a newer revision';
+        """,
+    )
+
+
+async def m0014_namespace_creators(db: aiosqlite.Connection) -> None:
+    """Who made each namespace (the token's name; NULL for the socket and for namespaces made
+    before this), so that `[api] max-namespaces` bounds what one token creates."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE namespaces ADD COLUMN created_by TEXT;
+        CREATE INDEX namespaces_created_by ON namespaces(created_by) WHERE created_by IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -485,6 +511,8 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0010_entity_aliases", m0010_entity_aliases),
     ("0011_inference", m0011_inference),
     ("0012_index_states", m0012_index_states),
+    ("0013_superseded_jobs", m0013_superseded_jobs),
+    ("0014_namespace_creators", m0014_namespace_creators),
 ]
 
 

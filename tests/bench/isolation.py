@@ -1,14 +1,22 @@
-"""One client's expensive reads against everyone else's searches.
+"""Other clients' heavy work against one client's searches: the most expensive filter, and a
+large document being embedded.
 
-The real daemon serves two namespaces from one store: `light` (a few thousand memories) and
-`heavy` (tens of thousands, each with metadata). First a client searches `light` alone; then it
-searches again while other clients send, back to back, searches on `heavy` with the heaviest
-filter the limits allow (the most predicates at the deepest nesting, each a `contains` of the
-longest value, none matching, so SQLite evaluates every predicate on every row). One line:
+The real daemon serves `light` (a few thousand memories). First a client searches `light` alone;
+then it searches again while:
+
+- `filter`: other clients send, back to back, searches on `heavy` (tens of thousands of
+  memories, each with metadata) with the heaviest filter the limits allow (the most predicates
+  at the deepest nesting, each a `contains` of the longest value, none matching, so SQLite
+  evaluates every predicate on every row);
+- `large-doc`: a 9 MB document (about 9,000 chunks) is embedded in namespace `big` by the builtin
+  model; the searches' own query embeddings go ahead of its batches.
+
+One line, `|` between the cases:
 
   isolation n=20000 idle_p95_ms=… loaded_p95_ms=… ratio=… heavy_p50_ms=… heavy_statuses=…
+    | large_doc mb=9.0 chunks=… idle_p95_ms=… loaded_p95_ms=… ratio=…
 
-Target on 2 cores: ratio <= 2.
+Targets on 2 cores: ratio <= 2 for the filter, <= 3 for the large document.
 """
 
 from __future__ import annotations
@@ -92,6 +100,65 @@ def attacker(daemon: DaemonProcess, stop: threading.Event, out: list[tuple[int, 
     conn.close()
 
 
+def prose(megabytes: float, seed: int = 5) -> str:
+    """Paragraphs of plain sentences, `megabytes` of them."""
+    rng = random.Random(seed)
+    words = (
+        "the river morning lantern harbour seven glass north orchard letter kept quietly".split()
+    )
+    paragraphs, size = [], 0
+    while size < megabytes * 1_000_000:
+        paragraph = " ".join(rng.choices(words, k=150)).capitalize() + "."
+        paragraphs.append(paragraph)
+        size += len(paragraph) + 2
+    return "\n\n".join(paragraphs)
+
+
+def call(daemon: DaemonProcess, method: str, path: str, body: Any = None) -> Any:
+    conn = UnixConnection(daemon.socket, timeout=120)
+    payload = msgspec.json.encode(body) if body is not None else None
+    conn.request(method, path, body=payload, headers={"Content-Type": "application/json"})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    if response.status != 200:
+        raise SystemExit(f"{method} {path} answered {response.status}: {data[:200]!r}")
+    return msgspec.json.decode(data)
+
+
+def phase(daemon: DaemonProcess) -> str:
+    return str(call(daemon, "GET", "/ns/big/document/big")["system"]["status"])
+
+
+def measure_large_document(megabytes: float, searches: int) -> str:
+    state_dir = Path(tempfile.mkdtemp(prefix="smem-iso-"))
+    try:
+        queries = asyncio.run(fill(state_dir, 3000, seed=2, namespace="light"))[:searches]
+        toml = state_dir / "smemd.toml"
+        toml.write_text("[engine]\ndreaming = false\n")
+        daemon = DaemonProcess(state_dir, toml).start(["--log-level", "warning"])
+        try:
+            victim(daemon, queries[:20])
+            idle = victim(daemon, queries)
+            call(daemon, "POST", "/ns/big/document", {"content": prose(megabytes), "id": "big"})
+            while phase(daemon) != "embedding":
+                time.sleep(0.05)
+            time.sleep(1.0)  # its batches under way
+            loaded = victim(daemon, queries)
+            if (now := phase(daemon)) != "embedding":
+                raise SystemExit(f"the document left embedding ({now}) before the searches ended")
+            listed = call(daemon, "POST", "/ns/big/list/chunks?limit=1", {})
+        finally:
+            daemon.stop(timeout=60)
+    finally:
+        shutil.rmtree(state_dir, ignore_errors=True)
+    return (
+        f"large_doc mb={megabytes:.1f} chunks={listed['pagination']['totalItems']}"
+        f" idle_p95_ms={p(idle, 0.95):.2f} loaded_p95_ms={p(loaded, 0.95):.2f}"
+        f" ratio={p(loaded, 0.95) / p(idle, 0.95):.2f}"
+    )
+
+
 def measure(count: int, attackers: int, searches: int) -> str:
     state_dir = Path(tempfile.mkdtemp(prefix="smem-iso-"))
     try:
@@ -133,8 +200,15 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=20_000, help="memories in the heavy namespace")
     parser.add_argument("--attackers", type=int, default=2, help="clients sending heavy searches")
     parser.add_argument("--searches", type=int, default=200)
+    parser.add_argument("--megabytes", type=float, default=9.0, help="the large document's size")
+    parser.add_argument("--case", choices=["filter", "large-doc", "both"], default="both")
     args = parser.parse_args()
-    print("isolation " + measure(args.size, args.attackers, args.searches))
+    lines = []
+    if args.case in ("filter", "both"):
+        lines.append(measure(args.size, args.attackers, args.searches))
+    if args.case in ("large-doc", "both"):
+        lines.append(measure_large_document(args.megabytes, args.searches))
+    print("isolation " + " | ".join(lines))
 
 
 if __name__ == "__main__":

@@ -34,12 +34,13 @@ async def update(request: web.Request) -> web.Response:
     if retag:  # recorded: the document stays in its namespace
         for i, tag in enumerate(tags.all_tags(body.container_tag, body.container_tags)):
             params.namespace_named(tag, f"$.containerTags[{i}]")
+        retagged = tags.kept_tags(request, body.container_tag, body.container_tags)
     if body.metadata is not None or body.filter_by_metadata is not None or retag:
         kept = body.metadata if body.metadata is not None else doc.metadata
         metadata = {k: v for k, v in kept.items() if k != tags.TAGS_KEY}
         metadata |= body.filter_by_metadata or {}
         if retag:
-            metadata[tags.TAGS_KEY] = tags.all_tags(body.container_tag, body.container_tags)
+            metadata[tags.TAGS_KEY] = retagged
         elif tags.TAGS_KEY in doc.metadata:
             metadata[tags.TAGS_KEY] = doc.metadata[tags.TAGS_KEY]
     change = DocumentChange(

@@ -66,7 +66,7 @@ async def add(request: web.Request) -> web.Response:
     body = await decode(request, V3Add)
     ns = tags.namespace_of(request, body.container_tag, body.container_tags)
     engine = params.engine(request)
-    new = _new(body, body, tags.all_tags(body.container_tag, body.container_tags), "$")
+    new = _new(body, body, tags.kept_tags(request, body.container_tag, body.container_tags), "$")
     await _entity_context(engine, ns, body.entity_context)
     return reply(ref(await engine.documents.add(ns, new)))
 
@@ -84,8 +84,10 @@ async def add_batch(request: web.Request) -> web.Response:
             if own
             else (body.container_tag, body.container_tags)
         )
-        ns = tags.namespace_of(request, tag, named, path=f"$.documents[{i}]" if own else "$")
-        make = partial(_new, item, body, tags.all_tags(tag, named), f"$.documents[{i}]")
+        path = f"$.documents[{i}]" if own else "$"
+        ns = tags.namespace_of(request, tag, named, path=path)
+        kept = tags.kept_tags(request, tag, named, path=path)
+        make = partial(_new, item, body, kept, f"$.documents[{i}]")
         items.append(documents.Pending(ns, make, item.custom_id))
         if context := item.entity_context or body.entity_context:
             contexts[ns] = context
@@ -119,7 +121,7 @@ async def upload(request: web.Request) -> web.Response:
     metadata: dict[str, Any] = {
         **files.json_metadata(form.get("metadata")),
         **files.json_metadata(form.get("filterByMetadata")),
-        tags.TAGS_KEY: tags.all_tags(tag, named),
+        tags.TAGS_KEY: tags.kept_tags(request, tag, named),
     }
     engine = params.engine(request)
     context = form["entityContext"].text() if "entityContext" in form else None

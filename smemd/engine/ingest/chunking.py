@@ -6,6 +6,8 @@ import re
 
 import msgspec
 
+from smemd.errors import PayloadTooLarge
+
 # CommonMark ATX heading: up to 3 spaces of indent, 1-6 '#', then a space or the end of the line;
 # a closing run of '#' (after a space, or the whole title) is decoration, not title.
 _HEADING = re.compile(r"^ {0,3}(#{1,6})(?=[ \t]|$)(.*)$")
@@ -28,6 +30,28 @@ class Chunk(msgspec.Struct, frozen=True):
         if not self.heading_path:
             return self.text
         return " > ".join(self.heading_path) + "\n\n" + self.text
+
+
+class TooManyChunks(PayloadTooLarge):
+    """A document past `[ingest] max-chunks`: refused when it is added, or its job fails when its
+    text is known only later (a URL). Trying again cannot help."""
+
+    retry = False
+
+
+def check_count(count: int, limit: int) -> None:
+    if count > limit:
+        raise TooManyChunks(
+            "document too large",
+            f"it makes {count} chunks, past [ingest] max-chunks ({limit}); split it, or raise"
+            " the limit",
+        )
+
+
+def count_chunks(text: str, limit: int) -> int:
+    """How many chunks `text` makes; no more than its characters, so a text shorter than `limit`
+    is not cut to find out."""
+    return len(text) if len(text) <= limit else len(chunk_text(text))
 
 
 def chunk_text(text: str, *, target: int = 1400) -> list[Chunk]:

@@ -6,14 +6,16 @@ worker; its content hash stays the URL's, so the same id and URL again is a no-o
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, Literal
 
 import msgspec
 
+from smemd.config import IngestConfig
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.ingest.chunking import title_of
+from smemd.engine.ingest.chunking import check_count, count_chunks, title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import STORE_CANNOT_WRITE, Conflict, NotFound
@@ -72,15 +74,19 @@ class Origin(msgspec.Struct, frozen=True):
 
 class Documents:
     def __init__(
-        self, store: Store, indexes: Indexes, worker: Worker, *, fetch_urls: bool = True
-    ) -> None:
+        self, store: Store, indexes: Indexes, worker: Worker, *, fetch_urls: bool = True,
+        max_chunks: int = IngestConfig().max_chunks,
+    ) -> None:  # fmt: skip
         self.store = store
         self.indexes = indexes
         self.worker = worker
         self.fetch_urls = fetch_urls
+        self.max_chunks = max_chunks
 
     async def add(self, namespace: str, new: NewDocument) -> Document:
-        """Commit the document and its job before answering; the same id and content is a no-op."""
+        """Commit the document and its job before answering; the same id and content is a no-op.
+        A text past `[ingest] max-chunks` is refused (413) and nothing is written."""
+        await self.check_size(new.content)
         digest = content_hash(new.content)
         t = now()
         async with self.store.write() as writer:
@@ -110,7 +116,16 @@ class Documents:
         self.worker.wake()
         return doc
 
+    async def check_size(self, content: str) -> None:
+        """413 for a text that makes more than `[ingest] max-chunks` chunks (a URL is checked
+        once fetched). Cutting a large text takes a while: off the loop."""
+        if len(content) > self.max_chunks:
+            count = await asyncio.to_thread(count_chunks, content, self.max_chunks)
+            check_count(count, self.max_chunks)
+
     async def update(self, namespace: str, ref: str, change: DocumentChange) -> Document:
+        if change.content is not None:
+            await self.check_size(change.content)
         async with self.store.write() as writer:
             doc = await writer.document(namespace, ref)
             if doc is None:
@@ -229,8 +244,8 @@ class Documents:
                 title=origin.title, type=origin.type, url=origin.url, revision=doc.revision + 1,
                 status="queued", error=None,
             )  # fmt: skip
-            await writer.cancel_open_jobs(doc.id, t)
-            await writer.insert_job(new_id("job"), doc.namespace, doc.id, doc.revision + 1, t)
+            if not await writer.requeue_open_job(doc, doc.revision + 1, t):
+                await writer.insert_job(new_id("job"), doc.namespace, doc.id, doc.revision + 1, t)
         return await writer.revise_document(doc, **changes)
 
 

@@ -14,16 +14,19 @@ import logging
 from collections.abc import Awaitable, Callable
 
 import msgspec
+import numpy as np
 
 from smemd.config import IngestConfig
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest import chunking
+from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.reconciling import JobGone, Reconciler, check_current
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
+from smemd.errors import SmemError
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.api import Store, Writer
@@ -34,6 +37,7 @@ from smemd.store.vectors import stack
 log = logging.getLogger("smemd.engine")
 
 MAX_ATTEMPTS = 3
+EMBED_STEP = 64  # chunks embedded, then committed, at a time
 MAX_PAUSE_S = 8.0  # the longest wait before trying a stalled store again
 Work = Callable[[Writer], Awaitable[object]]
 
@@ -43,12 +47,14 @@ class Worker:
         self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
         llm: ChatModel | None = None, judge: Judge | None = None, clock: QuietClock | None = None,
         extraction_timeout_s: float | None = None, fetcher: Fetcher | None = None,
+        max_chunks: int = IngestConfig().max_chunks,
     ) -> None:  # fmt: skip
         """With `llm` (a chat model on the background lane) facts are read by the model and
         reconciled by `judge`; without, by the heuristics. Each job step touches `clock`.
         `fetcher` fetches documents given as a URL (by default: no host allowed beyond the guard's
         rules, default limits)."""
         self.store = store
+        self.max_chunks = max_chunks
         self.fetcher = fetcher or Fetcher.configured(IngestConfig())
         self.concurrency = concurrency
         self.embedder = embedder
@@ -203,7 +209,9 @@ class Worker:
         )  # fmt: skip
 
     async def _chunk(self, job: Job, doc: Document) -> Job:
-        pieces = chunking.chunk_text(doc.content)
+        # A 9 MB document takes a second or so to cut: off the loop, which serves everyone.
+        pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
+        chunking.check_count(len(pieces), self.max_chunks)
         rows = [(new_id("chk"), c.position, " > ".join(c.heading_path), c.text) for c in pieces]
         removed: list[int] = []
 
@@ -216,26 +224,53 @@ class Worker:
         return job
 
     async def _embed(self, job: Job, doc: Document) -> Job:
-        async with self.store.read() as reader:
-            pending = await reader.chunks_without_vectors(doc.id)
-        texts = [
-            chunking.Chunk(
-                c.position, tuple(c.heading.split(" > ")) if c.heading else (), c.text
-            ).embedding_text()
-            for c in pending
-        ]
-        vectors = await self.embedder.embed(texts, kind="document")
+        """The chunks' vectors, `EMBED_STEP` at a time, each step its own commit: a large
+        document shares the model step by step, a stop loses at most one step, and a revision
+        ends the work at the next."""
         after: Phase = "extracting" if doc.task_type == "memory" else "done"
-        job = await self._commit(
-            job, after, lambda w: w.set_chunk_vectors([c.id for c in pending], vectors)
-        )
-        if (loaded := self.indexes.loaded(doc.namespace)) is not None:
+        # What has its vector already: text a revision kept, or steps done before a restart.
+        await self._index_chunks(doc)
+        is_last = False
+        while not is_last:
             async with self.store.read() as reader:
-                rows = await reader.chunk_index_rows_of(doc.id)
-            loaded.chunks.remove(rows.seqs)  # a resumed job may have added some already
-            vectors = stack(rows.vectors, self.indexes.dimension)
-            loaded.chunks.add(rows.seqs, vectors, rows.texts, rows.live)
+                pending = await reader.chunks_without_vectors(doc.id, limit=EMBED_STEP)
+            is_last = len(pending) < EMBED_STEP
+            texts = [
+                chunking.Chunk(
+                    c.position, tuple(c.heading.split(" > ")) if c.heading else (), c.text
+                ).embedding_text()
+                for c in pending
+            ]
+            vectors = await self.embedder.embed(texts, kind="document")
+            ids = [c.id for c in pending]
+            work = _storing_vectors(ids, vectors)
+            if is_last:  # the last step moves the job on in the same commit
+                job = await self._commit(job, after, work)
+            else:
+                async with self.store.write() as writer:
+                    await check_current(writer, job)
+                    await work(writer)
+                self.clock.touch()
+            await self._index_chunks(doc, ids)
         return job
+
+    async def _index_chunks(self, doc: Document, chunk_ids: list[str] | None = None) -> None:
+        """The loaded index follows the store: these chunks (None: every one with a vector), an
+        `EMBED_STEP` at a time, as 9,000 chunks at once held the loop for a second."""
+        if chunk_ids == [] or self.indexes.loaded(doc.namespace) is None:
+            return
+        async with self.store.read() as reader:
+            rows = await reader.chunk_index_rows_of(doc.id, chunk_ids or ())
+        for start in range(0, len(rows.seqs), EMBED_STEP):
+            if (loaded := self.indexes.loaded(doc.namespace)) is None:
+                return
+            seqs = rows.seqs[start : start + EMBED_STEP]
+            loaded.chunks.remove(seqs)  # a step tried again, or a load, may hold them already
+            loaded.chunks.add(
+                seqs, stack(rows.vectors[start : start + EMBED_STEP], self.indexes.dimension),
+                rows.texts[start : start + EMBED_STEP], rows.live[start : start + EMBED_STEP],
+            )  # fmt: skip
+            await asyncio.sleep(0)  # the loop serves others between slices
 
     async def _commit(self, job: Job, phase: Phase, work: Work | None = None) -> Job:
         async with self.store.write() as writer:
@@ -247,11 +282,12 @@ class Worker:
 
     async def _record_failure(self, job: Job, err: Exception) -> None:
         attempts = job.attempts + 1
-        if isinstance(err, FetchFailed):  # the reason is the whole story: no traceback
+        reason = f"{err}: {err.details}" if isinstance(err, SmemError) and err.details else str(err)
+        if isinstance(err, FetchFailed | TooManyChunks):  # the reason is the whole story
             final = attempts >= MAX_ATTEMPTS or not err.retry  # a refusal stays a refusal
             tries = f"attempt {attempts} of {MAX_ATTEMPTS}" if err.retry else "not retried"
             log.warning("job %s (%s) failed in %s, %s: %s", job.id, job.document_id, job.phase,
-                tries, err)  # fmt: skip
+                tries, reason)  # fmt: skip
         else:
             final = attempts >= MAX_ATTEMPTS
             log.log(
@@ -264,9 +300,13 @@ class Worker:
             async with self.store.write() as writer:
                 await writer.count_attempt(job.id)
                 if final:
-                    await writer.set_job_phase(job, "failed", now(), error=f"{job.phase}: {err}")
+                    await writer.set_job_phase(job, "failed", now(), error=f"{job.phase}: {reason}")
         except Exception as fault:  # not even the failure could be written: it is tried again
             self.stalled = f"cannot record job {job.id}'s failure: {fault}"
             return
         if not final:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
+
+
+def _storing_vectors(chunk_ids: list[str], vectors: np.ndarray) -> Work:
+    return lambda writer: writer.set_chunk_vectors(chunk_ids, vectors)

@@ -45,6 +45,7 @@ from smemd.engine.recall.scoring import (
 )
 from smemd.engine.recall.visibility import chunk_conditions, memory_conditions
 from smemd.fleet.builtin import Embedder
+from smemd.store import deadline
 from smemd.store.api import Store
 from smemd.store.records import Chunk, Document, Memory
 
@@ -128,7 +129,14 @@ class Recall:
         if query.mode != "memories":
             sees = self._chunks_seen(namespace, query) if restricted else None
             sides.append(("c", indexes.chunks, asyncio.create_task(sees) if sees else None))
-        found = Found(vector=(await self.embedder.embed([query.text], kind="query"))[0])
+        try:  # the model may be busy: the wait is the request's, within its deadline
+            vectors = await deadline.waiting(self.embedder.embed([query.text], kind="query"))
+        except BaseException:
+            for _, _, seen in sides:
+                if seen is not None:
+                    seen.cancel()
+            raise
+        found = Found(vector=vectors[0])
         for kind, index, seen in sides:
             among = await seen if seen is not None else None
             vector_hits = index.vectors.search(found.vector, depth, among)

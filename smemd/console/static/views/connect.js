@@ -119,6 +119,11 @@ const client = new Supermemory({ apiKey: process.env.SMEM_TOKEN, baseURL: "${ori
 await client.add("${ns}", { content: "Alex prefers morning meetings." });
 const { results } = await client.search("${ns}", { query: "when does Alex like to meet?", limit: 5 });
 for (const result of results) console.log(result.memory ?? result.chunk);`,
+    origins: `[api]
+# the origins (scheme://host:port) whose pages may call smemd
+allow-origins = ["${location.protocol}//localhost:3000"]
+# only if smemd is reached by a name other than localhost or its address
+allow-hosts = ["memory.example.lan"]`,
   };
 }
 
@@ -185,6 +190,15 @@ export default function Connect({ ns, session, onToken }) {
         <${Snippet} title="curl" text=${code.curl} what="the curl example" />
         <${Snippet} title="Python: the supermemory SDK 5" text=${code.python} what="the Python example" />
         <${Snippet} title="TypeScript: the supermemory SDK" text=${code.typescript} what="the TypeScript example" />
+      </section>
+      <section class="panel wide" aria-label="Web pages">
+        <h2>From a web page</h2>
+        <p>Pages of other origins cannot call smemd: a request a page of another origin sends is
+          refused (403), and so is one whose <code>Host</code> names neither this smemd's address nor
+          <code>localhost</code> (421), so no website can read or change this memory. This console is of
+          smemd's own origin, ${origin}. To let a web app of yours call smemd from the browser, list
+          its origin in <code>smemd.toml</code> and restart smemd:</p>
+        <${Snippet} title="smemd.toml" text=${code.origins} what="the allow-origins setting" />
       </section>
     </div>
     <${Routes} />`;
