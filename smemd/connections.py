@@ -88,6 +88,8 @@ class Listener:
 
     def __init__(self, sock: socket.socket, connection: Connection, cap: int) -> None:
         self.sock = sock
+        bound = sock.getsockname()
+        self.name = bound if isinstance(bound, str) else f"{bound[0]}:{bound[1]}"  # for the log
         self.connection = connection
         self.cap = cap
         self.open = 0  # connections served, from accept to loss
@@ -137,7 +139,7 @@ class Listener:
                 continue
             except OSError as err:
                 if err.errno not in OUT_OF_RESOURCES:
-                    log.warning("accept on %s failed: %s", self._name(), err)
+                    log.warning("accept on %s failed: %s", self.name, err)
                     break
                 self._back_off(err)
                 return
@@ -157,7 +159,7 @@ class Listener:
         try:
             await self._loop.connect_accepted_socket(lambda: protocol, conn)
         except Exception as err:  # the socket died before its transport was made
-            log.debug("connection on %s lost before it began: %s", self._name(), err)
+            log.debug("connection on %s lost before it began: %s", self.name, err)
             conn.close()
             place.release()
 
@@ -192,7 +194,7 @@ class Listener:
             log.warning(
                 "%s: cannot accept (%s); %d time(s) since the last warning, pausing up to %.0f"
                 " ms each time; %d connection(s) open",
-                self._name(), err.strerror or err, self._put_off, LAST_PAUSE_S * 1000, self.open,
+                self.name, err.strerror or err, self._put_off, LAST_PAUSE_S * 1000, self.open,
             )  # fmt: skip
             self._warned_at, self._put_off = now, 0
         self._resume = self._loop.call_later(self._pause_s, self._start_again)
@@ -201,10 +203,6 @@ class Listener:
         self._resume = None
         if not self.is_accepting:
             self.start()
-
-    def _name(self) -> str:
-        name = self.sock.getsockname()
-        return name if isinstance(name, str) else f"{name[0]}:{name[1]}"
 
 
 class _Place:
