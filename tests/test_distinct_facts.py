@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import pytest
+
 from tests.conftest import Running
 from tests.test_api import call
 
@@ -39,6 +41,9 @@ async def latest(running: Running) -> dict[str, dict[str, Any]]:
         page += 1
 
 
+# 2,000 documents through the whole pipeline: under a minute on a quiet 2-core machine, 90 s on a
+# busy one; the default minute is a hang guard this would trip without hanging.
+@pytest.mark.timeout(240)
 async def test_two_thousand_facts_of_one_template_stay_two_thousand(running: Running) -> None:
     for start in range(0, N, 500):
         documents = [
