@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from boot.context import Context
+from boot.context import Context, Timeouts
 from boot.sequence import NodeReport, Outcome, down, run_all, status, up
-from boot.steps import Step, StepDone, StepFailed, Timeouts
+from boot.steps import Step, StepDone, StepFailed
 from boot.target import Target, targets_from_config
 
 __all__ = [

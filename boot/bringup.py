@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from boot.context import DEVICE, Context
 from boot.steps import Step, Unmet, poll_until
 from boot.target import Target
-from smemd.cards.vcactl import NoCards
+from smemd.devices.vcactl import NoCards
 
 log = logging.getLogger("smemd.boot")
 # States the node agent writes once the OS runs (hardware.md §A.3).

@@ -10,15 +10,16 @@ from pathlib import Path
 
 import aiohttp
 
-from boot.steps import Timeouts
 from boot.target import Target
-from smemd.cards.sshlink import SshLink
-from smemd.cards.vcactl import Vcactl
-from smemd.cards.vcactl_output import BlockDevice
-from smemd.config import Config
+from smemd.config import CardTimeouts, Config
+from smemd.devices.sshlink import SshLink
+from smemd.devices.vcactl import Vcactl
+from smemd.devices.vcactl_output import BlockDevice
 
 log = logging.getLogger("smemd.boot")
 DEVICE = "vcablk0"  # the only block device a node can boot from (hardware.md §A.1)
+# The timeouts are config (`[cards.timeouts]`), so that smemd and `python -m boot` agree.
+Timeouts = CardTimeouts
 
 
 class Context:

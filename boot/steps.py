@@ -7,22 +7,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import msgspec
 
-from smemd.config import CardTimeouts
+from boot.context import Context, Timeouts
+from boot.target import Target
 from smemd.errors import SmemError
 
-if TYPE_CHECKING:
-    from boot.context import Context
-    from boot.target import Target
-
 log = logging.getLogger("smemd.boot")
-
-
-# The timeouts are config (`[cards.timeouts]`), so that smemd and `python -m boot` agree.
-Timeouts = CardTimeouts
 
 
 class StepFailed(SmemError):
@@ -40,8 +32,8 @@ class Unmet(Exception):
     """Raised inside a step: why it failed, worded for a person; run() adds the step and node."""
 
 
-Action = Callable[["Target", "Context"], Awaitable[None]]
-Check = Callable[["Target", "Context"], Awaitable[bool]]
+Action = Callable[[Target, Context], Awaitable[None]]
+Check = Callable[[Target, Context], Awaitable[bool]]
 
 
 class StepDone(msgspec.Struct, frozen=True):

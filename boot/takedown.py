@@ -9,7 +9,7 @@ from boot.bringup import OS_STATES, wait_state
 from boot.context import DEVICE, Context
 from boot.steps import Step, Unmet
 from boot.target import Target
-from smemd.cards.sshlink import NodeUnreachable
+from smemd.devices.sshlink import NodeUnreachable
 from smemd.errors import SmemError
 
 log = logging.getLogger("smemd.boot")

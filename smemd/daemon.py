@@ -28,7 +28,7 @@ from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
 from smemd.engine.core import EmbedderMismatch, Engine
-from smemd.fleet.fleet import Fleet, FleetError
+from smemd.fleet.assembly import Fleet, FleetError
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners

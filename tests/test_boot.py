@@ -27,8 +27,8 @@ from boot import (
 )
 from boot.__main__ import main
 from boot.bringup import host_link
-from smemd.cards.vcactl import Vcactl, VcactlMissing
 from smemd.config import Config, load
+from smemd.devices.vcactl import Vcactl, VcactlMissing
 from smemd.tomlwriter import dumps
 from tests.fakes.vca_sim import Simulator
 from tests.fakes.vcactl import Timings, addressed

@@ -16,8 +16,8 @@ import pytest
 from boot import Context, Target, Timeouts, targets_from_config
 from smemd.cards.manager import CardManager, pool_feeder
 from smemd.cards.nodestate import Intervals, State, Thresholds
-from smemd.cards.vcactl import Vcactl
 from smemd.config import load
+from smemd.devices.vcactl import Vcactl
 from smemd.errors import Conflict
 from smemd.fleet.pool import Node, Pool
 from tests.fakes.vca_sim import Simulator

@@ -13,8 +13,8 @@ from typing import Any
 import aiohttp
 import pytest
 
-from smemd.cards.sshlink import NodeUnreachable, SshLink, SshTimeout
 from smemd.cards.telemetry import SAMPLE_COMMAND, Sample, Sampler, Telemetry, parse_sample
+from smemd.devices.sshlink import NodeUnreachable, SshLink, SshTimeout
 from tests.fakes.vca_node import MEM_TOTAL_KB, FakeNode
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from smemd.cards.vcactl import (
+from smemd.devices.vcactl import (
     BiosTooOld,
     ConfigUnreadable,
     NoCards,
@@ -23,7 +23,7 @@ from smemd.cards.vcactl import (
     VcactlTimeout,
     VcactlUsage,
 )
-from smemd.cards.vcactl_output import (
+from smemd.devices.vcactl_output import (
     BlockDevice,
     Message,
     NodeFailure,

@@ -14,7 +14,7 @@ from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.errors import BadRequest, Conflict
-from smemd.fleet.fleet import Fleet
+from smemd.fleet.assembly import Fleet
 from smemd.fleet.pause import (
     MAX_AHEAD,
     Pause,

@@ -18,7 +18,7 @@ from smemd.api import params
 from smemd.api.route import Route
 from smemd.api.state import STATE
 from smemd.api.wire import reply
-from smemd.cards.cards import Cards
+from smemd.cards.hardware import Cards
 from smemd.cards.manager import CardManager
 from smemd.cards.telemetry import Sample as TelemetrySample
 from smemd.errors import BadRequest, Conflict, NotFound

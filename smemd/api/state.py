@@ -16,7 +16,7 @@ from smemd.api.route import Route
 from smemd.config import Config
 from smemd.connections import Listener
 from smemd.engine.core import Engine
-from smemd.fleet.fleet import Fleet
+from smemd.fleet.assembly import Fleet
 from smemd.protocol import Listeners
 
 

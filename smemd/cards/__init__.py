@@ -1,1 +1,5 @@
-"""The VCA 2 cards: driving vcactl, bringing nodes up and down, and watching them over ssh."""
+"""The VCA 2 cards in the daemon: the node state machine, its health ladder, and telemetry.
+
+Above `boot/` (the bring-up and take-down steps) and `smemd.devices` (vcactl, ssh), which it
+drives; below `smemd.fleet`, whose vca2 kind owns a `Cards`. It never imports the fleet.
+"""

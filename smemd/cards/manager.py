@@ -34,8 +34,8 @@ from smemd.cards.nodestate import (
     ssh_error,
     why,
 )
+from smemd.config import Lane
 from smemd.errors import Conflict, NotFound, SmemError
-from smemd.fleet.pool import Lane
 
 log = logging.getLogger("smemd.cards")
 __all__ = ["CardManager", "Intervals", "NodeView", "State", "Thresholds", "pool_feeder"]

@@ -5,17 +5,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Mapping
+from typing import Literal, Protocol
 
 import msgspec
 
 from boot.context import Context
 from boot.target import Target
-from smemd.cards.sshlink import NodeUnreachable
-from smemd.config import CardIntervals, CardThresholds
+from smemd.config import CardIntervals, CardThresholds, Lane
+from smemd.devices.sshlink import NodeUnreachable
 from smemd.errors import SmemError
-from smemd.fleet.pool import Lane, Pool
 
 log = logging.getLogger("smemd.cards")
 
@@ -148,7 +147,21 @@ async def restart(rec: NodeRecord, ctx: Context, roles: list[str]) -> None:
             )  # fmt: skip
 
 
-def pool_feeder(pool: Pool) -> Callable[[str, State, str], None]:
+class FedNode(Protocol):
+    """What pool_feeder sets on a node of the fleet's pool."""
+
+    healthy: bool
+    last_error: str
+
+
+class FedPool(Protocol):
+    """The fleet's Pool as pool_feeder sees it; the cards sit below the fleet and never import it."""
+
+    @property
+    def nodes(self) -> Mapping[str, FedNode]: ...
+
+
+def pool_feeder(pool: FedPool) -> Callable[[str, State, str], None]:
     """An on_change that marks the pool's node healthy only while it serves (up or degraded)."""
 
     def feed(node: str, state: State, reason: str) -> None:

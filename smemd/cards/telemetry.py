@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from smemd.cards.sshlink import SshError, SshLink
+from smemd.devices.sshlink import SshError, SshLink
 
 log = logging.getLogger("smemd.cards.telemetry")
 

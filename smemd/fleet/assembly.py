@@ -17,7 +17,7 @@ from pathlib import Path
 
 import aiohttp
 
-from smemd.cards.cards import Cards
+from smemd.cards.hardware import Cards
 from smemd.config import Config, NodeConfig
 from smemd.fleet import identity
 from smemd.fleet.builtin import Embedder, load_embedder

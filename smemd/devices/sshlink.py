@@ -12,9 +12,10 @@ from pathlib import Path
 import asyncssh
 import msgspec
 
-from smemd.cards.knownhosts import KnownHosts, pattern
+from smemd.devices.known_hosts import KnownHosts, pattern
 from smemd.errors import SmemError
 
+# Named as before the move out of smemd.cards: /v1/log-level and journal filters use the name.
 log = logging.getLogger("smemd.cards.ssh")
 # asyncssh logs every connection and channel at INFO.
 logging.getLogger("asyncssh").setLevel(logging.WARNING)

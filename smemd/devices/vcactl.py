@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from smemd.cards.vcactl_output import (
+from smemd.devices.vcactl_output import (
     CPUS_PER_CARD,
     GLOBAL_FIELDS,
     BlockDevice,
@@ -29,6 +29,7 @@ from smemd.cards.vcactl_output import (
 )
 from smemd.errors import SmemError
 
+# Named as before the move out of smemd.cards: /v1/log-level and journal filters use the name.
 log = logging.getLogger("smemd.cards")
 Node = tuple[int, int]  # (card, cpu)
 _CARD_NOT_FOUND = re.compile(r"^ERROR: Card \d+ not found!$", re.MULTILINE)
