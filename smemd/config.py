@@ -17,10 +17,11 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from smemd import paths
-from smemd.api import origins
 from smemd.errors import describe_validation_error
 from smemd.fetch.guard import Guard
+from smemd.http import origins
 from smemd.protocol import LogLevel
+from smemd.store.opening import StoreKind
 from smemd.store.scope import Pattern as ScopePattern
 
 DEFAULT_CONFIG_FILE = Path("/etc/smem/smemd.toml")
@@ -231,6 +232,12 @@ class IngestConfig(Section):
     max_chunks: Annotated[int, msgspec.Meta(ge=1)] = 10_000
 
 
+class StoreConfig(Section):
+    """Where memory is kept. `sqlite`: one file, `<state-dir>/smem.sqlite3`, that one daemon opens."""
+
+    kind: StoreKind = "sqlite"
+
+
 class Config(Section):
     paths: PathsConfig = msgspec.field(default_factory=PathsConfig)
     api: ApiConfig = msgspec.field(default_factory=ApiConfig)
@@ -239,6 +246,7 @@ class Config(Section):
     cards: CardsConfig = msgspec.field(default_factory=CardsConfig)
     engine: EngineConfig = msgspec.field(default_factory=EngineConfig)
     ingest: IngestConfig = msgspec.field(default_factory=IngestConfig)
+    store: StoreConfig = msgspec.field(default_factory=StoreConfig)
 
     @property
     def state_dir(self) -> Path:

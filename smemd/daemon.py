@@ -15,7 +15,6 @@ import logging
 import os
 import signal
 import socket
-import sqlite3
 import threading
 from collections.abc import Coroutine, Iterator
 from pathlib import Path
@@ -28,10 +27,12 @@ from smemd.api.app import create_app
 from smemd.api.state import ApiState
 from smemd.config import Config, parse_listen
 from smemd.engine.core import EmbedderMismatch, Engine
+from smemd.errors import StorageFull, StorageUnavailable
 from smemd.fleet.assembly import Fleet, FleetError
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners
+from smemd.store.opening import configured_store
 
 # After the drain, how long a connection may take to end: the rest of a refused request's body
 # to arrive, a reply to be written out. A client that stalls must not stretch the stop.
@@ -122,7 +123,9 @@ class Daemon:
             fleet = await self._stack.enter_async_context(Fleet(self.config))
         except FleetError as err:
             raise StartupError(str(err)) from err
+        store = configured_store(self.config.store.kind, self.config.state_dir)
         engine = Engine(
+            store,
             self.config.state_dir,
             fleet.interactive,
             self.config.engine,
@@ -133,8 +136,8 @@ class Daemon:
         )
         try:
             await engine.start()
-        except (OSError, sqlite3.Error) as err:
-            raise StartupError(f"cannot open the store in {self.config.state_dir}: {err}") from err
+        except (OSError, StorageFull, StorageUnavailable) as err:
+            raise StartupError(f"cannot open the store {store.location}: {err}") from err
         except EmbedderMismatch as err:
             raise StartupError(str(err)) from err
         self._stack.push_async_callback(engine.stop)
@@ -144,7 +147,7 @@ class Daemon:
             "engine ready: %s fleet, embedder %s, store %s",
             fleet.kind,
             fleet.interactive.name,
-            engine.store.path,
+            engine.store.location,
         )
 
     async def run(self) -> None:

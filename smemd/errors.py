@@ -105,6 +105,11 @@ class TimedOut(Unavailable):
 STORE_CANNOT_WRITE = (StorageFull, StorageUnavailable, TimedOut)
 
 
+def is_storage_fault(err: BaseException) -> bool:
+    """The store's disk, not the work, failed: the work is to be tried again, not failed."""
+    return isinstance(err, StorageFull | StorageUnavailable)
+
+
 _UNKNOWN_FIELD = re.compile(
     r"^Object contains unknown field `(?P<field>[^`]*)`(?: - at `(?P<at>[^`]*)`)?$"
 )

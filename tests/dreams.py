@@ -18,6 +18,7 @@ from typing import Any
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.raw_sqlite import execute
 from tests.test_api import call
 
 NS = "http://smemd/ns/dreams"
@@ -159,8 +160,7 @@ async def unlink(running: Running) -> None:
     dreaming has them to find."""
     engine = running.daemon.state.engine
     assert engine is not None
-    async with engine.store.write() as writer:
-        await writer.db.execute("DELETE FROM relations WHERE kind = 'extends'")
+    await execute(engine.store, "DELETE FROM relations WHERE kind = 'extends'")
 
 
 async def with_model(

@@ -16,8 +16,8 @@ from smemd.engine.index.files import IndexFileError
 from smemd.engine.index.kinds import KindIndex
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.index.vectors import FlatIndex
-from smemd.store.api import Store
 from smemd.store.records import NewMemory
+from smemd.store.sqlite.store import SqliteStore as Store
 
 DIMENSION = 32
 

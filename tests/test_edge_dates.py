@@ -3,7 +3,6 @@ with them read without failing."""
 
 from __future__ import annotations
 
-import sqlite3
 from datetime import datetime, timedelta, timezone
 
 import aiohttp
@@ -11,6 +10,7 @@ import pytest
 
 from smemd import instants
 from tests.conftest import Running
+from tests.raw_sqlite import connect, database_path
 from tests.test_api import assert_error, call
 from tests.test_memory_api import settle
 
@@ -100,7 +100,7 @@ async def test_rows_an_older_build_stored_out_of_range_are_read(running: Running
     engine = running.daemon.state.engine
     assert engine is not None
     # What an older build let through: written behind the daemon's back, as it would have.
-    with sqlite3.connect(engine.store.path) as db:
+    with connect(database_path(engine)) as db:
         db.execute("UPDATE memories SET expires_at = ?, event_at = ?", [late, early_ts])
         db.execute("UPDATE documents SET content_date = ?", [late])
     status, listed, _ = await call(

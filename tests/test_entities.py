@@ -9,12 +9,13 @@ import numpy as np
 import pytest
 
 from smemd.engine.entities.finder import find
-from smemd.store import schema
-from smemd.store.api import Store
 from smemd.store.records import Mention, NewMemory
-from smemd.store.schema import MIGRATIONS
+from smemd.store.sqlite import schema
+from smemd.store.sqlite.schema import MIGRATIONS
+from smemd.store.sqlite.store import SqliteStore as Store
 from tests.bench.entities import score
 from tests.conftest import Running
+from tests.raw_sqlite import connection
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, settle
 
@@ -204,6 +205,6 @@ async def test_moving_a_namespace_joins_entities_of_one_name_and_removing_takes_
         await writer.remove_namespace("b")
     async with store.read() as reader:
         assert (await reader.entities("b", q=None, kind=None, limit=10, offset=0))[1] == 0
-        rows = await reader.db.execute_fetchall("SELECT count(*) FROM memory_entities")
+        rows = await connection(reader).execute_fetchall("SELECT count(*) FROM memory_entities")
         assert next(iter(rows))[0] == 0
     await store.close()

@@ -11,8 +11,8 @@ import numpy as np
 
 from smemd.engine.entities.aliases import Named, name_similarity, suggestions
 from smemd.engine.entities.merging import merge_in
-from smemd.store.api import Store
 from smemd.store.records import Mention, NewMemory
+from smemd.store.sqlite.store import SqliteStore as Store
 from tests.conftest import Running, StartDaemon
 from tests.dreams import NS as DREAMS
 from tests.dreams import V1, JudgeTables, dreamt, fake_pair, heuristic_store, judgements, with_model

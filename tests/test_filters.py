@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sqlite3
-from contextlib import closing
 from typing import Any
 
 import pytest
@@ -12,12 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smemd.engine.filters import Filter, FilterError, Group, Predicate, parse_filter
+from smemd.store.sqlite.filter_sql import filter_sql
+from tests.raw_sqlite import connect
 
 
 def sql_matches(filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True) -> bool:
     """Run the filter's SQL over a one-row SQLite table holding the metadata as JSON text."""
-    where, params = filter_.to_sql("meta")
-    with closing(sqlite3.connect(":memory:")) as db:
+    where, params = filter_sql(filter_, "meta")
+    with connect(":memory:") as db:
         db.execute("CREATE TABLE t (meta TEXT NOT NULL)")
         db.execute("INSERT INTO t VALUES (?)", (json.dumps(metadata, ensure_ascii=ensure_ascii),))
         (count,) = db.execute(f"SELECT count(*) FROM t WHERE {where}", params).fetchone()
@@ -235,7 +235,7 @@ def test_evaluation_in_python_and_sql(raw: dict[str, object], expected: bool) ->
 
 def test_sql_binds_keys_and_values_as_parameters() -> None:
     tree = parse_filter(pred("a.b", "eq", "x'); DROP TABLE t; --"))
-    sql, params = tree.to_sql("meta")
+    sql, params = filter_sql(tree, "meta")
     assert "a.b" not in sql and "DROP" not in sql
     assert params == ['$."a.b"', '$."a.b"', "x'); DROP TABLE t; --"]
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import random
-import sqlite3
 
 import pytest
 
 from smemd.engine.index.bm25 import LexicalIndex
 from smemd.engine.index.words import query_terms
+from tests.raw_sqlite import connect
 
 WORDS = """alex moved portland seattle running runs ran hiking trail coffee morning painted
 painting sister brother dog cats adopted adoption guitar lessons lesson concert tickets camping
@@ -21,11 +21,11 @@ def corpus(n: int, seed: int = 1) -> list[str]:
 
 
 def fts5_scores(texts: list[str], query: str) -> dict[int, float]:
-    db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
-    db.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts, start=1)))
-    match = " OR ".join(f'"{w}"' for w in query.split())
-    rows = db.execute("SELECT rowid, -bm25(t) FROM t WHERE t MATCH ?", [match]).fetchall()
+    with connect(":memory:") as db:
+        db.execute("CREATE VIRTUAL TABLE t USING fts5(text, tokenize='porter unicode61')")
+        db.executemany("INSERT INTO t(rowid, text) VALUES (?, ?)", list(enumerate(texts, start=1)))
+        match = " OR ".join(f'"{w}"' for w in query.split())
+        rows = db.execute("SELECT rowid, -bm25(t) FROM t WHERE t MATCH ?", [match]).fetchall()
     return {rowid: score for rowid, score in rows}
 
 

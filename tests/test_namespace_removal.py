@@ -6,18 +6,18 @@ from __future__ import annotations
 import asyncio
 import http.client
 import signal
-import sqlite3
 import threading
 from pathlib import Path
 
 from tests.bench.search_latency import fill
 from tests.daemon_process import DaemonProcess
+from tests.raw_sqlite import connect, database_path
 
 BIG = 40_000
 
 
 def counts(state_dir: Path, namespace: str) -> tuple[int, int]:
-    with sqlite3.connect(state_dir / "smem.sqlite3") as db:
+    with connect(database_path(state_dir)) as db:
         memories = db.execute("SELECT count(*) FROM memories WHERE namespace = ?", [namespace])
         names = db.execute("SELECT count(*) FROM namespaces WHERE name = ?", [namespace])
         return memories.fetchone()[0], names.fetchone()[0]

@@ -10,7 +10,7 @@ from openapi_spec_validator import validate
 
 from smemd.api.app import ROUTES
 from smemd.api.openapi import document
-from smemd.api.route import Route
+from smemd.http.route import Route
 from tests.conftest import Running, StartDaemon
 from tests.test_api import TOKEN, call
 

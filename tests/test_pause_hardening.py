@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
 import smemd.fleet.pause
-from smemd.api.lanes import checked_pause
+from smemd.api.control.lanes import checked_pause
 from smemd.config import NodeId
 from smemd.errors import BadRequest
 from smemd.fleet.pause import (

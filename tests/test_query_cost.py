@@ -14,8 +14,8 @@ import pytest
 
 from smemd.errors import TimedOut
 from smemd.store import deadline
-from smemd.store.db import Database
 from smemd.store.records import NewMemory
+from smemd.store.sqlite.db import Database
 from tests.conftest import Running, StartDaemon
 from tests.test_api import assert_error, call
 

@@ -8,6 +8,7 @@ from smemd.engine.core import Engine
 from smemd.engine.ids import now
 from smemd.store.records import NewMemory
 from tests.conftest import Running
+from tests.raw_sqlite import raw_connection, read_rows
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, search, settle
 
@@ -28,9 +29,9 @@ async def snapshot(engine: Engine, namespace: str = "people") -> Snapshot:
         "sources": f"SELECT * FROM memory_sources WHERE memory_id IN ({ids}) ORDER BY 1, 2, 3",
         "relations": f"SELECT * FROM relations WHERE from_id IN ({ids}) ORDER BY 1, 2, 3",
     }
-    async with engine.store.read() as reader:
+    async with raw_connection(engine.store) as db:
         return {
-            name: [tuple(row) for row in await reader.db.execute_fetchall(sql, [namespace])]
+            name: [tuple(row) for row in await db.execute_fetchall(sql, [namespace])]
             for name, sql in queries.items()
         }
 
@@ -220,9 +221,7 @@ async def test_a_namespace_moved_or_removed_takes_its_retractions(running: Runni
     engine = engine_of(running)
 
     async def retractions() -> list[tuple[Any, ...]]:
-        async with engine.store.read() as reader:
-            rows = await reader.db.execute_fetchall("SELECT namespace FROM retractions")
-        return [tuple(r) for r in rows]
+        return await read_rows(engine.store, "SELECT namespace FROM retractions")
 
     status, body, _ = await call(running.unix, "DELETE", f"{NS}", params={"moveTo": "artists"})
     assert status == 200, body

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from smemd.engine.core import Engine
 from smemd.store.records import Document, NewMemory
 from tests.conftest import Running
+from tests.raw_sqlite import read_rows
 from tests.test_api import call
 from tests.test_retraction import engine_of, snapshot
 
@@ -114,12 +115,12 @@ def expected_live(graph: Graph, subject: str, retracted: int) -> list[bool]:
 
 
 async def rows(engine: Engine, ids: list[str]) -> dict[str, tuple[Any, ...]]:
-    async with engine.store.read() as reader:
-        marks = ",".join("?" * len(ids))
-        found = await reader.db.execute_fetchall(
-            f"SELECT id, retraction_id, forgotten_at, is_latest FROM memories WHERE id IN ({marks})",
-            ids,
-        )
+    marks = ",".join("?" * len(ids))
+    found = await read_rows(
+        engine.store,
+        f"SELECT id, retraction_id, forgotten_at, is_latest FROM memories WHERE id IN ({marks})",
+        ids,
+    )
     return {r[0]: tuple(r[1:]) for r in found}
 
 

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 
 from smemctl.cli import main as smemctl
-from smemd.store.contradictions import pair_subject
+from smemd.store.records import pair_subject
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
+from tests.raw_sqlite import read_rows
 from tests.test_api import assert_error, call
 
 NS = "people"
@@ -111,10 +112,9 @@ async def test_listed_newest_first_with_both_memories_in_full(running: Running) 
     ]
     engine = running.daemon.state.engine
     assert engine is not None
-    async with engine.store.read() as reader:
-        counted = await reader.db.execute_fetchall(
-            "SELECT connections FROM memories WHERE id IN (?, ?)", list(car)
-        )
+    counted = await read_rows(
+        engine.store, "SELECT connections FROM memories WHERE id IN (?, ?)", list(car)
+    )
     assert [r[0] for r in counted] == [1, 1]  # its one source each
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -11,11 +10,14 @@ import pytest
 from smemd.config import EngineConfig
 from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.fleet.builtin import HashedEmbedder
-from smemd.store import schema
-from smemd.store.api import Store
+from smemd.store.opening import DATABASE_NAME
 from smemd.store.records import NewMemory
-from smemd.store.schema import MIGRATIONS
+from smemd.store.sqlite import schema
+from smemd.store.sqlite.schema import MIGRATIONS
+from smemd.store.sqlite.store import SqliteStore
+from smemd.store.sqlite.store import SqliteStore as Store
 from smemd.store.vectors import from_blob, stack, to_blob
+from tests.raw_sqlite import connect, connection, rows
 
 
 async def test_migrates_an_empty_database_and_then_applies_nothing(tmp_path: Path) -> None:
@@ -25,10 +27,7 @@ async def test_migrates_an_empty_database_and_then_applies_nothing(tmp_path: Pat
     store = Store(tmp_path / "s.sqlite3")
     assert await store.open() == []
     await store.close()
-    tables = {
-        r[0]
-        for r in sqlite3.connect(tmp_path / "s.sqlite3").execute("SELECT name FROM sqlite_master")
-    }
+    tables = {r[0] for r in rows(tmp_path / "s.sqlite3", "SELECT name FROM sqlite_master")}
     assert {
         "documents",
         "chunks",
@@ -50,7 +49,7 @@ async def test_a_database_from_before_a_migration_gets_it(
     async with store.write() as writer:
         await writer.ensure_namespace("old", 1.0)
         # The columns of 0001: today's insert names columns added since.
-        await writer.db.execute(
+        await connection(writer).execute(
             "INSERT INTO memories (id, namespace, text, type, root_id, created_at, updated_at,"
             " vector) VALUES ('mem_1', 'old', 'Alex lives in Seattle', 'fact', 'mem_1', 1, 1, ?)",
             [to_blob(np.ones(4, dtype=np.float32))],
@@ -61,11 +60,11 @@ async def test_a_database_from_before_a_migration_gets_it(
     store = Store(path)
     assert await store.open() == [name for name, _ in MIGRATIONS[1:]]
     async with store.read() as reader:
-        rows = await reader.memory_index_rows("old", 0, 10)
+        indexed = await reader.memory_index_rows("old", 0, 10)
         (memory,) = await reader.memories_by_id(["mem_1"])
         backlog = await reader.dream_backlog()
     await store.close()
-    assert rows.texts == ["Alex lives in Seattle"]
+    assert indexed.texts == ["Alex lives in Seattle"]
     # Its type was the heuristic's: dreaming has it to type, and to look at for links.
     assert memory.typed_by is None and backlog == (1, 1)
     # Connectedness is counted for what was there: the one source.
@@ -75,17 +74,16 @@ async def test_a_database_from_before_a_migration_gets_it(
 def connections(path: Path) -> dict[str, int]:
     """Each memory's `connections` column, checked against a count of its sources and links
     (a contradiction is none)."""
-    db = sqlite3.connect(path)
-    kept = dict(db.execute("SELECT id, connections FROM memories"))
-    counted = dict(
-        db.execute(
-            "SELECT m.id, (SELECT count(*) FROM memory_sources s WHERE s.memory_id = m.id)"
-            " + (SELECT count(*) FROM relations r WHERE (r.from_id = m.id OR r.to_id = m.id)"
-            " AND r.kind != 'contradicts')"
-            " FROM memories m"
+    with connect(path) as db:
+        kept = dict(db.execute("SELECT id, connections FROM memories"))
+        counted = dict(
+            db.execute(
+                "SELECT m.id, (SELECT count(*) FROM memory_sources s WHERE s.memory_id = m.id)"
+                " + (SELECT count(*) FROM relations r WHERE (r.from_id = m.id OR r.to_id = m.id)"
+                " AND r.kind != 'contradicts')"
+                " FROM memories m"
+            )
         )
-    )
-    db.close()
     assert kept == counted
     return kept
 
@@ -167,17 +165,21 @@ def test_vector_blobs_round_trip_little_endian() -> None:
     assert stack([], 4).shape == (0, 4)
 
 
+def sqlite_store(state_dir: Path) -> SqliteStore:
+    return SqliteStore(state_dir / DATABASE_NAME)
+
+
 class OtherEmbedder(HashedEmbedder):
     name = "some-other-model"
 
 
 async def test_vectors_from_another_embedder_are_refused(tmp_path: Path) -> None:
-    first = Engine(tmp_path, HashedEmbedder(), EngineConfig())
+    first = Engine(sqlite_store(tmp_path), tmp_path, HashedEmbedder(), EngineConfig())
     await first.start()
     await first.stop()
-    second = Engine(tmp_path, OtherEmbedder(), EngineConfig())
+    second = Engine(sqlite_store(tmp_path), tmp_path, OtherEmbedder(), EngineConfig())
     with pytest.raises(EmbedderMismatch, match="hashed-ngrams-384-v1/384"):
         await second.start()
-    same = Engine(tmp_path, HashedEmbedder(), EngineConfig())
+    same = Engine(sqlite_store(tmp_path), tmp_path, HashedEmbedder(), EngineConfig())
     await same.start()
     await same.stop()

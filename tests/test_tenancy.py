@@ -5,16 +5,16 @@ namespace re-queues its pending work without a failure to count."""
 from __future__ import annotations
 
 import asyncio
-import sqlite3
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from smemd.store import schema
-from smemd.store.api import Store
-from smemd.store.schema import MIGRATIONS
+from smemd.store.sqlite import schema
+from smemd.store.sqlite.schema import MIGRATIONS
+from smemd.store.sqlite.store import SqliteStore as Store
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
+from tests.raw_sqlite import connect, connection
 from tests.test_api import assert_error, call
 from tests.test_large_documents import add, prose, status_of
 
@@ -176,10 +176,10 @@ async def test_superseded_failures_from_before_are_taken_out(
             ("job_new", "done", None),
         ):
             await writer.insert_job(job, "n", "doc_1", 1, 1.0)
-            await writer.db.execute(
+            await connection(writer).execute(
                 "UPDATE jobs SET phase = ?, error = ? WHERE id = ?", [phase, error, job]
             )
-        await writer.db.execute(
+        await connection(writer).execute(
             "INSERT INTO candidates (job_id, position, chunk_id, text, type, vector)"
             " VALUES ('job_old', 0, 'chk_1', 'a fact', 'fact', x'00')"
         )
@@ -188,7 +188,6 @@ async def test_superseded_failures_from_before_are_taken_out(
     store = Store(path)
     assert "0013_superseded_jobs" in await store.open()
     await store.close()
-    db = sqlite3.connect(path)
-    assert sorted(r[0] for r in db.execute("SELECT id FROM jobs")) == ["job_bad", "job_new"]
-    assert db.execute("SELECT count(*) FROM candidates").fetchone() == (0,)
-    db.close()
+    with connect(path) as db:
+        assert sorted(r[0] for r in db.execute("SELECT id FROM jobs")) == ["job_bad", "job_new"]
+        assert db.execute("SELECT count(*) FROM candidates").fetchone() == (0,)

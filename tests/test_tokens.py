@@ -14,8 +14,8 @@ import pytest
 
 from smemctl.cli import main as smemctl
 from smemd.api.app import ROUTES
-from smemd.api.route import Route, allows
 from smemd.config import load
+from smemd.http.route import Route, allows
 from smemd.store.scope import Scope
 from tests.conftest import Running, StartDaemon, config_with_tokens
 from tests.test_api import call

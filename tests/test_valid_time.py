@@ -15,12 +15,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smemd.engine.ingest.reconciling import valid_from
-from smemd.store import schema
-from smemd.store.api import Store
 from smemd.store.records import Candidate, Document
-from smemd.store.schema import MIGRATIONS
+from smemd.store.sqlite import schema
+from smemd.store.sqlite.schema import MIGRATIONS
+from smemd.store.sqlite.store import SqliteStore as Store
 from smemd.store.vectors import to_blob
 from tests.conftest import Running
+from tests.raw_sqlite import connection
 from tests.test_api import call
 
 # Where Alex lived, by the day each diary entry is dated.
@@ -171,14 +172,15 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
     blob = to_blob(np.ones(4, dtype=np.float32))
     async with store.write() as writer:
         await writer.ensure_namespace("old", 1.0)
+        db = connection(writer)
         for doc_id, day in (("doc_june", 1717200000.0), ("doc_jan", 1705276800.0)):
-            await writer.db.execute(
+            await db.execute(
                 "INSERT INTO documents (id, namespace, content, content_date, content_hash,"
                 " status, created_at, updated_at) VALUES (?, 'old', '', ?, '', 'done', 1, 1)",
                 [doc_id, day],
             )
         # June's fact stored first (t=100), then January's, taken as its update (t=200).
-        await writer.db.executemany(
+        await db.executemany(
             "INSERT INTO memories (id, namespace, text, type, version, is_latest, root_id,"
             " parent_id, document_id, created_at, updated_at, event_at, valid_until, vector)"
             " VALUES (?, 'old', ?, 'fact', ?, ?, 'mem_june', ?, ?, ?, ?, NULL, ?, ?)",
@@ -188,7 +190,7 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
                 ("mem_solo", "Alex likes tea.", 1, 1, None, None, 300, 300, None, blob),
             ],
         )  # fmt: skip
-        await writer.db.execute("UPDATE memories SET root_id = id WHERE id = 'mem_solo'")
+        await db.execute("UPDATE memories SET root_id = id WHERE id = 'mem_solo'")
         await writer.add_relation("mem_jan", "mem_june", "updates", 0.9, 200.0)
     await store.close()
     monkeypatch.undo()

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from aiohttp import web
 
-from smemd.api.route import Role
 from smemd.config import ApiConfig
+from smemd.http.route import Role
 from smemd.protocol import TokenInfo
 from smemd.store.scope import EVERY, Scope
 

@@ -4,31 +4,10 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from smemd.api import (
-    answers,
-    buckets,
-    calibration,
-    documents,
-    entities,
-    entity_aliases,
-    files,
-    graph,
-    hosted_only,
-    lanes,
-    memories,
-    namespaces,
-    nodes,
-    openapi,
-    organization,
-    overview,
-    recall,
-    recent,
-    retraction,
-    review,
-    status,
-)
+from smemd.api import openapi
 from smemd.api.bodies import read_bodies
 from smemd.api.browsers import RULES, BrowserRules, guard_browsers
+from smemd.api.control import calibration, lanes, nodes, recent, status
 from smemd.api.legacy import (
     v3_changes,
     v3_documents,
@@ -38,10 +17,27 @@ from smemd.api.legacy import (
     v4_profile,
     v4_search,
 )
+from smemd.api.memory import (
+    answers,
+    buckets,
+    documents,
+    entities,
+    entity_merges,
+    files,
+    graph,
+    hosted_only,
+    memories,
+    namespaces,
+    organization,
+    overview,
+    recall,
+    retraction,
+    review,
+)
 from smemd.api.middleware import authorize, observe, render_errors
-from smemd.api.route import Route
 from smemd.api.state import STATE, ApiState
 from smemd.console import assets, pages
+from smemd.http.route import Route
 
 ROUTES: list[Route] = [
     *status.ROUTES,
@@ -53,7 +49,7 @@ ROUTES: list[Route] = [
     *retraction.ROUTES,
     *graph.ROUTES,
     # The fixed paths (`/entities/suggestions`…) before the entity by id or name.
-    *entity_aliases.ROUTES,
+    *entity_merges.ROUTES,
     *entities.ROUTES,
     *review.ROUTES,
     *namespaces.ROUTES,

@@ -22,7 +22,10 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from smemd.api.middleware import is_local
-from smemd.api.origins import (
+from smemd.api.state import STATE
+from smemd.api.wire import error_reply
+from smemd.config import ApiConfig
+from smemd.http.origins import (
     DEFAULT_PORTS,
     Origin,
     check_host_name,
@@ -31,9 +34,6 @@ from smemd.api.origins import (
     parse_origin,
     same_address,
 )
-from smemd.api.state import STATE
-from smemd.api.wire import error_reply
-from smemd.config import ApiConfig
 
 METHODS = "GET, HEAD, POST, PUT, PATCH, DELETE"
 REQUEST_HEADERS = "Authorization, Content-Type, X-Request-Id"

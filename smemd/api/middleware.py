@@ -16,10 +16,10 @@ from smemd import log
 from smemd.api import params
 from smemd.api.access import ANONYMOUS, PRINCIPAL, PUBLIC, SOCKET, Principal, Tokens
 from smemd.api.activity import Seen
-from smemd.api.route import Route, allows
 from smemd.api.state import STATE
 from smemd.api.wire import error_reply
 from smemd.errors import ClientGone, Forbidden, SmemError, Unauthorized
+from smemd.http.route import Route, allows
 from smemd.store import creators, deadline
 
 REQUEST_ID_HEADER = "X-Request-Id"

@@ -15,8 +15,8 @@ import msgspec
 from aiohttp import web
 
 from smemd import __version__
-from smemd.api.route import Route
 from smemd.api.state import STATE
+from smemd.http.route import Route
 from smemd.protocol import ErrorBody
 from smemd.protocol.memory import NAMESPACE_PATTERN
 

@@ -12,11 +12,11 @@ from aiohttp import web
 from smemd.api.access import Tokens
 from smemd.api.activity import Activity
 from smemd.api.metrics import Metrics
-from smemd.api.route import Route
 from smemd.config import Config
 from smemd.connections import Listener
 from smemd.engine.core import Engine
 from smemd.fleet.assembly import Fleet
+from smemd.http.route import Route
 from smemd.protocol import Listeners
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from aiohttp import web
 
-from smemd.api.route import Route
 from smemd.console import assets
 from smemd.errors import NotFound
+from smemd.http.route import Route
 
 CSP = "; ".join([
     "default-src 'none'",

@@ -10,6 +10,8 @@ from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.dreaming.dreamer import Dreamer
 from smemd.engine.entity_aliases import EntityAliases
 from smemd.engine.entity_profiles import EntityProfiles
+from smemd.engine.graph import Graphs
+from smemd.engine.hydration import Hydration
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.documents import Documents
 from smemd.engine.ingest.fetching import Fetcher
@@ -26,14 +28,13 @@ from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
-from smemd.store.api import EVERY_NAMESPACE, Store
+from smemd.store.protocol import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace
 from smemd.store.scope import EVERY, Scope
 
 log = logging.getLogger("smemd.engine")
 
-DATABASE_NAME = "smem.sqlite3"
-INDEX_DIR = "indexes"  # saved HNSW graphs and their postings, beside the database
+INDEX_DIR = "indexes"  # saved HNSW graphs and their postings, in the state dir
 STOP_STEP_S = 5.0
 
 
@@ -44,6 +45,7 @@ class EmbedderMismatch(Exception):
 class Engine:
     def __init__(
         self,
+        store: Store,
         state_dir: Path,
         embedder: Embedder,
         config: EngineConfig,
@@ -53,15 +55,16 @@ class Engine:
         llm: ChatModel | None = None,
         ingest: IngestConfig | None = None,
     ) -> None:
-        """`embedder` serves searches; `background` (the same model on other nodes) serves ingest;
-        `reranker`, when the fleet has a cross-encoder, re-scores the top of each search; `llm`,
+        """`store` holds the memory (not yet opened: `start` opens it); `state_dir` keeps the
+        indexes' files; `embedder` serves searches; `background` (the same model on other nodes)
+        serves ingest; `reranker`, when the fleet has a cross-encoder, re-scores the top of each search; `llm`,
         when it has a chat model, reads facts and reconciles them in place of the heuristics;
         `ingest` says which hosts documents given as a URL may come from, and the fetch's limits."""
         ingest = ingest or IngestConfig()
         self.llm = llm
         self.config = config
         self.embedder = embedder
-        self.store = Store(state_dir / DATABASE_NAME)
+        self.store = store
         self.indexes = Indexes(
             self.store, embedder.dimension, config.exact_scan_up_to, ann_from=config.ann_from,
             directory=state_dir / INDEX_DIR,
@@ -86,6 +89,8 @@ class Engine:
             max_chunks=ingest.max_chunks,
         )  # fmt: skip
         self.memories = Memories(self.store, self.indexes, self.recall, embedder)
+        self.hydration = Hydration(self.store)
+        self.graphs = Graphs(self.store, self.recall)
         self.retractions = Retractions(self.store, self.indexes)
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.memories.hide)
@@ -97,7 +102,7 @@ class Engine:
     async def start(self) -> None:
         applied = await self.store.open()
         if applied:
-            log.info("database %s: applied %s", self.store.path, ", ".join(applied))
+            log.info("store %s: applied %s", self.store.location, ", ".join(applied))
         try:
             await self._check_embedder()
             await self.calibration.load()

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from smemd.engine.entities.aliases import Suggestion
 from smemd.engine.entities.merging import candidates, merge_in, split_out
 from smemd.errors import BadRequest, Conflict, NotFound
-from smemd.store.api import Reader, Store
+from smemd.store.protocol import Reader, Store
 from smemd.store.records import AliasDecision, Entity
 
 

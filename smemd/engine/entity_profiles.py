@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from smemd.engine.ids import now
 from smemd.errors import NotFound
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 from smemd.store.records import Entity, EntityKind, Memory
 
 # An entity's story is read whole up to this many versions; more is a listing's job, not a

@@ -11,9 +11,8 @@ import msgspec
 from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.query import Query
 from smemd.errors import NotFound
-from smemd.store.api import Reader, Store
-from smemd.store.graph import DocumentHead, Link
-from smemd.store.records import Entity, Memory
+from smemd.store.protocol import Reader, Store
+from smemd.store.records import DocumentHead, Entity, Link, Memory
 
 SEED_HITS = 10  # a search seeds the graph with its top hits
 OPENING_CHARS = 1000  # of a document's content, to name it

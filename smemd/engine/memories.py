@@ -16,15 +16,11 @@ from smemd.engine.recall.query import Query
 from smemd.errors import Conflict, NotFound
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
-from smemd.store.api import Store
-from smemd.store.entities import NAMES_ENTITY
-from smemd.store.memories import CITES_DOCUMENT, STATUS_WHERE
+from smemd.store.protocol import Store
+from smemd.store.queries import Listing, MemorySelection, Sort
 from smemd.store.records import Memory, MemoryStatus, MemoryType, NewMemory, RelationKind
 
-MEMORY_SORTS = {"createdAt": "m.created_at", "updatedAt": "m.updated_at"}
-LIVE_NOW = (
-    "m.is_latest = 1 AND m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
-)
+MEMORY_SORTS: dict[str, Sort] = {"createdAt": "created", "updatedAt": "updated"}
 RELATED_STEPS = 3
 # The links `related` shows beside a memory's versions (`updates` makes the versions).
 SIBLING_KINDS: tuple[RelationKind, ...] = ("extends", "derives", "contradicts")
@@ -63,35 +59,16 @@ class Memories:
     async def by_text(self, namespace: str, text: str) -> Memory:
         """The newest latest version whose text is exactly `text`, preferring one not forgotten."""
         async with self.store.scan(namespace) as reader:
-            found, _ = await reader.memories(
-                namespace, where="m.is_latest = 1 AND m.text = ?", params=[text],
-                order="(m.forgotten_at IS NOT NULL) ASC, m.created_at DESC, m.seq DESC",
-                limit=1, offset=0,
-            )  # fmt: skip
-        if not found:
+            found = await reader.memory_by_text(namespace, text)
+        if found is None:
             raise NotFound("memory not found", f"no memory with that text in {namespace!r}")
-        return found[0]
+        return found
 
     async def history(self, namespace: str, memory_id: str) -> list[Memory]:
         """Every version of the memory's chain, oldest first."""
         memory = await self.get(namespace, memory_id)
         async with self.store.read() as reader:
             return await reader.chain(memory.root_id)
-
-    async def related(self, memory: Memory, limit: int) -> Related:
-        async with self.store.read() as reader:
-            chain = await reader.chain(memory.root_id)
-            links = [r for r in await reader.relations_of([memory.id]) if r.kind in SIBLING_KINDS]
-            others = {r.to_id if r.from_id == memory.id else r.from_id: r.kind for r in links}
-            siblings = await reader.memories_by_id(list(others))
-        earlier = [m for m in chain if memory.version - RELATED_STEPS <= m.version < memory.version]
-        later = [m for m in chain if memory.version < m.version <= memory.version + RELATED_STEPS]
-        return Related(
-            parents=sorted(earlier, key=lambda m: -m.version)[:limit],
-            children=sorted(later, key=lambda m: m.version)[:limit],
-            siblings=[(m, others[m.id]) for m in siblings][:limit],
-            pointed_to={r.to_id for r in links if r.from_id == memory.id},
-        )
 
     async def list_memories(
         self, namespace: str, *, page: int, limit: int, sort: str, order: str,
@@ -101,39 +78,16 @@ class Memories:
     ) -> tuple[list[Memory], int]:  # fmt: skip
         """A page of memories; `status`, when given, stands in for `history` and
         `include_forgotten`; `document` keeps those it is a source of, `entity` those naming it."""
-        parts: list[str] = []
-        params: list[object] = []
-        if status is not None:
-            parts.append(STATUS_WHERE[status])
-            params.append(now())
-        else:
-            if not history:
-                parts.append("m.is_latest = 1")
-            if not include_forgotten:
-                parts.append(
-                    "m.forgotten_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > ?)"
-                )
-                params.append(now())
-        if document is not None:
-            parts.append(CITES_DOCUMENT)
-            params += [namespace, document, document]
-        if entity is not None:
-            parts.append(NAMES_ENTITY)
-            params += [namespace, entity, entity]
-        if type is not None:
-            parts.append("m.type = ?")
-            params.append(type)
-        if filter is not None:
-            sql, filter_params = filter.to_sql("m.metadata")
-            parts.append(sql)
-            params += filter_params
-        where = " AND ".join(f"({p})" for p in parts) or "1"
-        column = MEMORY_SORTS.get(sort, "m.created_at")
+        selection = MemorySelection(
+            now=now(), status=status, history=history, include_forgotten=include_forgotten,
+            document=document, entity=entity, type=type, filter=filter,
+        )  # fmt: skip
+        listing = Listing(
+            sort=MEMORY_SORTS.get(sort, "created"), descending=order == "desc", limit=limit,
+            offset=(page - 1) * limit,
+        )  # fmt: skip
         async with self.store.scan(namespace) as reader:
-            return await reader.memories(
-                namespace, where=where, params=params, order=f"{column} {order}, m.seq {order}",
-                limit=limit, offset=(page - 1) * limit,
-            )  # fmt: skip
+            return await reader.page(namespace, selection, listing)
 
     async def forget(
         self, namespace: str, ids: list[str], reason: str = "forgotten by request"

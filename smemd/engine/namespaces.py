@@ -1,5 +1,6 @@
-"""A namespace as a whole: removing it or moving its contents into another, its profile buckets,
-and the organisation's context that every namespace shares.
+"""A namespace as a whole: its supporting context, removing it or moving its contents into
+another, its profile buckets, its census, and the organisation's context that every namespace
+shares.
 
 Removal and move are one store transaction each, so a crash part-way leaves all or nothing. The
 namespace's loaded indexes are dropped after the commit; the next search reloads them. A move
@@ -9,15 +10,25 @@ again, queued, on a new revision (the worker doing it sees the revision and drop
 
 from __future__ import annotations
 
+import msgspec
+
 from smemd.engine.ids import now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import BadRequest, Conflict, NotFound
-from smemd.store.api import Store
-from smemd.store.namespaces import Removed
+from smemd.store.protocol import Store
+from smemd.store.records import MemoryCensus, Namespace, Removed
 
 # The buckets every namespace has: the organisation's, which a namespace cannot change.
 BUILT_IN_BUCKETS = {"preferences": "What the subject likes, dislikes and habitually chooses"}
+
+
+class Census(msgspec.Struct, kw_only=True):
+    """A namespace at a glance."""
+
+    memories: MemoryCensus
+    documents: int
+    jobs_open: int
 
 
 class NamespaceChanges:
@@ -25,6 +36,35 @@ class NamespaceChanges:
         self.store = store
         self.indexes = indexes
         self.worker = worker
+
+    async def set_context(
+        self, name: str, supporting_context: str | None, *, create: bool = False
+    ) -> Namespace:
+        """Set the namespace's supporting context (unless None); 404 when it does not exist,
+        unless `create` (a write that names it makes it)."""
+        async with self.store.write() as writer:
+            if create:
+                await writer.ensure_namespace(name, now())
+            elif await writer.namespace(name) is None:
+                raise NotFound(
+                    "namespace not found", f"no namespace {name!r}; its first write makes it"
+                )
+            if supporting_context is not None:
+                await writer.set_supporting_context(name, supporting_context, now())
+        async with self.store.read() as reader:
+            ns = await reader.namespace(name)
+        assert ns is not None
+        return ns
+
+    async def census(self, name: str, *, now: float, since: float, facts_cap: int) -> Census:
+        """Its memories counted by status, type, hour since `since` and per document (up to
+        `facts_cap`), its documents and its open jobs."""
+        async with self.store.scan(name) as reader:
+            return Census(
+                memories=await reader.census(name, now=now, since=since, facts_cap=facts_cap),
+                documents=await reader.document_count(name),
+                jobs_open=await reader.open_job_count(name),
+            )
 
     async def remove(self, name: str) -> Removed:
         async with self.store.write() as writer:

@@ -18,8 +18,8 @@ import msgspec
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.errors import Conflict, NotFound
-from smemd.store.api import Store, Writer
-from smemd.store.retractions import Effects, Retraction
+from smemd.store.effects import Effects, Retraction
+from smemd.store.protocol import Store, Writer
 
 SubjectKind = Literal["document", "memory"]
 

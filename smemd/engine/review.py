@@ -22,9 +22,8 @@ import msgspec
 
 from smemd.engine.ids import now
 from smemd.errors import BadRequest, Conflict, NotFound
-from smemd.store.api import EVERY_NAMESPACE, Store, Writer
-from smemd.store.contradictions import pair_subject
-from smemd.store.records import Contradiction, Label, Memory
+from smemd.store.protocol import EVERY_NAMESPACE, Store, Writer
+from smemd.store.records import Contradiction, Label, Memory, pair_subject
 from smemd.store.scope import EVERY, Scope
 
 BOTH = "both"

@@ -287,9 +287,57 @@ class Judged(Record):
 class Label(Record):
     """`type`: a memory's (subject the memory's id, value the type); `judgement`: a call graded
     (the judgement's id; `correct` or `wrong`); `contradiction`: a pair resolved (the two ids in
-    order joined by `|`, see contradictions.pair_subject; the id kept, or `both`)."""
+    order joined by `|`, see pair_subject; the id kept, or `both`)."""
 
     kind: LabelKind
     subject_id: str
     value: str
     created_at: float
+
+
+LinkKind = Literal["source", "updates", "extends", "derives", "contradicts", "mentions"]
+
+
+class DocumentHead(Record):
+    id: str
+    title: str | None
+    caller_id: str | None
+    url: str | None
+    opening: str
+
+
+class Link(Record):
+    """A document a memory was read from (`source`, document → memory), a relation between two
+    memories as the relations table keeps it, or an entity a memory names (`mentions`, memory →
+    entity)."""
+
+    source: str
+    target: str
+    kind: LinkKind
+
+
+class Version(Record):
+    """A memory's place in its chain: what `rechain` reads and settles."""
+
+    seq: int
+    id: str
+    version: int
+    is_latest: bool
+    root_id: str
+    parent_id: str | None
+    created_at: float
+    valid_from: float
+    valid_until: float | None
+    superseded_at: float | None
+    forgotten_at: float | None
+
+
+class Removed(Record):
+    documents: int
+    memories: int
+
+
+def pair_subject(a: str, b: str) -> str:
+    """The label subject of a pair of memories, whichever way it is named."""
+    low, high = sorted((a, b))
+    return f"{low}|{high}"

@@ -21,8 +21,8 @@ from typing import Any
 from smemd.engine.entities.mentions import mentions
 from smemd.engine.entities.merging import candidates
 from smemd.fleet.builtin import Embedder, load_embedder
-from smemd.store.api import Store
 from smemd.store.records import NewMemory
+from smemd.store.sqlite.store import SqliteStore as Store
 
 LABELLED = Path(__file__).parent.parent / "data" / "aliases.jsonl"
 

@@ -24,10 +24,13 @@ import numpy as np
 
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.recall.hybrid import Recall
-from smemd.engine.recall.profile import LIVE_NOW, Profiles
+from smemd.engine.recall.profile import Profiles
 from smemd.fleet.builtin import HashedEmbedder
-from smemd.store.api import Store
 from smemd.store.records import MemoryType, NewMemory
+from smemd.store.sqlite.conditions import LIVE_NOW
+from smemd.store.sqlite.rows import MEMORY_COLUMNS
+from smemd.store.sqlite.store import SqliteStore as Store
+from tests.raw_sqlite import connection
 
 KINDS: tuple[MemoryType, ...] = ("fact", "preference", "episode")
 RUNS = 30
@@ -78,11 +81,12 @@ async def main(n: int) -> None:
             built.append(time.perf_counter() - t)
             t = time.perf_counter()
             async with store.read() as reader:
-                await reader.top_memories(
-                    "n", where=f"{LIVE_NOW} AND m.type IN ('preference', 'fact')",
-                    params=[time.time()], limit=30,
-                    order=f"m.type = 'preference' DESC, m.is_static DESC, {COUNTED} DESC",
-                )  # fmt: skip
+                await connection(reader).execute_fetchall(
+                    f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND {LIVE_NOW}"
+                    " AND m.type IN ('preference', 'fact') ORDER BY m.type = 'preference' DESC,"
+                    f" m.is_static DESC, {COUNTED} DESC LIMIT 30",
+                    ["n", time.time()],
+                )
             counted.append(time.perf_counter() - t)
             t = time.perf_counter()
             async with store.read() as reader:

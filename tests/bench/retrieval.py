@@ -31,6 +31,7 @@ from tests.daemon_process import DaemonProcess
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_PATH = REPO / ".." / "shared" / "bench" / "locomo-dev.json"
+RETRIES = 10
 BATCH = 600
 LIMIT = 20
 KS = (5, 10, 20)
@@ -166,11 +167,20 @@ def ingest(http: Http, conversations: list[Conversation]) -> float:
         if listed["pagination"]["totalItems"] >= len(conv.documents):
             continue  # a kept state dir already holds it
         for i in range(0, len(conv.documents), BATCH):
-            added = http.call(
-                "POST", f"/ns/{ns}/document/batch", {"documents": conv.documents[i : i + BATCH]}
-            )
-            if added["failed"]:
-                raise SystemExit(f"{conv.name}: {added['failed']} documents refused")
+            batch = conv.documents[i : i + BATCH]
+            for _ in range(RETRIES):
+                added = http.call("POST", f"/ns/{ns}/document/batch", {"documents": batch})
+                if not added["failed"]:
+                    break
+                # What a client does with a 503 `timed_out` (a busy writer on a slow machine):
+                # the documents not stored, which end the batch, again after a pause.
+                errors = {r.get("error") for r in added["results"] if r["status"] == "error"}
+                if errors != {"request took too long"}:
+                    raise SystemExit(f"{conv.name}: {added['failed']} refused: {errors}")
+                batch = batch[added["count"] :]
+                time.sleep(1)
+            else:
+                raise SystemExit(f"{conv.name}: documents still refused after {RETRIES} tries")
     while True:
         counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
         if not set(counts) - {"done", "failed"}:

@@ -41,8 +41,9 @@ import numpy as np  # noqa: E402
 
 from smemctl.client import UnixConnection  # noqa: E402
 from smemd.config import EngineConfig  # noqa: E402
-from smemd.engine.core import DATABASE_NAME, Engine  # noqa: E402
+from smemd.engine.core import Engine  # noqa: E402
 from smemd.engine.recall.query import Query  # noqa: E402
+from smemd.store.opening import DATABASE_NAME, configured_store  # noqa: E402
 from smemd.store.records import NewMemory  # noqa: E402
 from tests.daemon_process import DaemonProcess  # noqa: E402
 
@@ -95,7 +96,7 @@ async def fill(
     rng = random.Random(seed)
     words, weights = vocabulary(rng)
     vectors = RandomEmbedder(seed)
-    engine = Engine(state_dir, vectors, EngineConfig())
+    engine = Engine(configured_store("sqlite", state_dir), state_dir, vectors, EngineConfig())
     await engine.store.open()
     try:
         async with engine.store.write() as writer:
@@ -118,7 +119,9 @@ async def fill(
 
 
 async def engine_latency(state_dir: Path, queries: list[str]) -> list[float]:
-    engine = Engine(state_dir, RandomEmbedder(7), EngineConfig())
+    engine = Engine(
+        configured_store("sqlite", state_dir), state_dir, RandomEmbedder(7), EngineConfig()
+    )
     await engine.store.open()
     try:
         await engine.indexes.get(NS)  # load once, as the daemon does on first use

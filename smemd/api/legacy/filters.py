@@ -127,7 +127,7 @@ class _Translator:
             if name not in _CONDITION_KEYS:
                 raise v5.FilterError(f"{path}.{name}", "unknown field")
         key, value = _required_text(raw, path, "key"), _required_text(raw, path, "value")
-        if not v5._FIELD.fullmatch(key):
+        if not v5.FIELD.fullmatch(key):
             raise v5.FilterError(f"{path}.key", "expected a string matching ^[a-zA-Z0-9_.-]+$")
         if "\x00" in value or len(value) > v5.MAX_VALUE_CHARS:
             raise v5.FilterError(

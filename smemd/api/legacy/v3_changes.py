@@ -12,10 +12,10 @@ from aiohttp import web
 from smemd.api import params
 from smemd.api.legacy import tags
 from smemd.api.legacy.v3_documents import ref
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.ingest.documents import DocumentChange
 from smemd.errors import BadRequest, NotFound
+from smemd.http.route import Route
 from smemd.protocol.legacy_v3 import V3BulkDelete, V3BulkDeleted, V3IdError, V3Ref, V3Update
 from smemd.store.records import Document
 

@@ -14,15 +14,16 @@ from typing import Any
 import msgspec
 from aiohttp import web
 
-from smemd.api import documents, files, namespaces, params, render
+from smemd.api import params, render
 from smemd.api.forms import Part, read_form
 from smemd.api.legacy import tags
-from smemd.api.route import Route
+from smemd.api.memory import documents, files
 from smemd.api.state import STATE
 from smemd.api.wire import decode, reply
 from smemd.engine.core import Engine
 from smemd.engine.ingest.documents import NewDocument
 from smemd.errors import BadRequest
+from smemd.http.route import Route
 from smemd.protocol.legacy_v3 import (
     Shared,
     V3Add,
@@ -59,7 +60,7 @@ def _new(item: V3Add, shared: Shared, namespace_tags: list[str], path: str) -> N
 
 async def _entity_context(engine: Engine, namespace: str, text: str | None) -> None:
     if text is not None:
-        await namespaces.set_context(engine, namespace, text, create=True)
+        await engine.namespace_changes.set_context(namespace, text, create=True)
 
 
 async def add(request: web.Request) -> web.Response:

@@ -14,9 +14,9 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.legacy import filters, tags
 from smemd.api.legacy.v3_changes import find
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.errors import BadRequest
+from smemd.http.route import Route
 from smemd.protocol.legacy_v3 import (
     Count,
     V3Document,
@@ -65,9 +65,7 @@ def _memory(m: Memory, sources: int, now: float) -> V3Memory:
 async def get(request: web.Request) -> web.Response:
     doc = await find(request)
     engine = params.engine(request)
-    async with engine.store.read() as reader:
-        derived = await reader.memories_of_document(doc.id)
-        sources = [len(await reader.sources_of(m.id)) for m in derived]
+    derived = await engine.hydration.memories_with_sources(doc.id)
     now = time.time()
     status = render.STATUS[doc.status]
     out = V3Document(
@@ -90,7 +88,7 @@ async def get(request: web.Request) -> web.Response:
             connection_id=None,
             url=doc.url,
             # SDK 3: "omitted when the document has no memories (e.g. still processing)"
-            memories=[_memory(m, n, now) for m, n in zip(derived, sources, strict=True)] or None,
+            memories=[_memory(m, n, now) for m, n in derived] or None,
         )  # fmt: skip
     return reply(out)
 

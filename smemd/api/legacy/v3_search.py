@@ -14,13 +14,13 @@ from typing import Literal
 
 from aiohttp import web
 
-from smemd.api import namespaces, params, render
+from smemd.api import params, render
 from smemd.api.legacy import filters, tags
 from smemd.api.legacy.v3_reads import metadata_of
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.recall.hybrid import Hit
 from smemd.errors import BadRequest, NotFound
+from smemd.http.route import Route
 from smemd.protocol.legacy_v3 import (
     V3Chunk,
     V3Search,
@@ -31,7 +31,7 @@ from smemd.protocol.legacy_v3 import (
     V3TagSettings,
 )
 from smemd.protocol.memory import Search
-from smemd.store.records import Document, Namespace
+from smemd.store.records import Chunk, Document, Namespace
 
 CHUNKS_PER_SEARCH = 100  # the v5 limit: chunks fetched to group into `limit` documents
 
@@ -60,23 +60,26 @@ async def search(request: web.Request) -> web.Response:
         if body.doc_id is not None and body.doc_id not in (doc.id, doc.caller_id):
             continue
         grouped.setdefault(doc.id, (doc, []))[1].append(hit)
-    results = [
-        await _result(request, doc, doc_hits, body)
-        for doc, doc_hits in list(grouped.values())[: body.limit]
-    ]
+    kept = list(grouped.values())[: body.limit]
+    chunks = (
+        {}
+        if body.only_matching_chunks
+        else await engine.hydration.chunks_of([d.id for d, _ in kept])
+    )
+    results = [_result(doc, doc_hits, body, chunks.get(doc.id, [])) for doc, doc_hits in kept]
     elapsed = (time.perf_counter() - started) * 1000
     return reply(V3SearchReply(results=results, timing=round(elapsed, 2), total=len(results)))
 
 
-async def _result(
-    request: web.Request, doc: Document, hits: list[Hit], body: V3Search
+def _result(
+    doc: Document, hits: list[Hit], body: V3Search, neighbours: list[Chunk]
 ) -> V3SearchResult:
+    """`neighbours`: the document's chunks, for those beside the ones that matched."""
     scores = {h.chunk.position: round(h.similarity, 4) for h in hits if h.chunk is not None}
     texts = {h.chunk.position: h.chunk.text for h in hits if h.chunk is not None}
-    if not body.only_matching_chunks:
-        for c in await params.engine(request).documents.chunks_of(doc.id):
-            if c.position not in texts and {c.position - 1, c.position + 1} & scores.keys():
-                texts[c.position] = c.text
+    for c in neighbours:
+        if c.position not in texts and {c.position - 1, c.position + 1} & scores.keys():
+            texts[c.position] = c.text
     chunks = [
         V3Chunk(content=texts[p], is_relevant=p in scores, position=p, score=scores.get(p, 0.0))
         for p in sorted(texts)
@@ -107,9 +110,8 @@ async def get_tag(request: web.Request) -> web.Response:
 async def set_tag(request: web.Request) -> web.Response:
     name = params.namespace_in_scope(request, request.match_info["tag"], "$.containerTag")
     body = await decode(request, V3TagSettings)
-    return reply(
-        _details(await namespaces.set_context(params.engine(request), name, body.entity_context))
-    )
+    changes = params.engine(request).namespace_changes
+    return reply(_details(await changes.set_context(name, body.entity_context)))
 
 
 async def delete_tag(request: web.Request) -> web.Response:

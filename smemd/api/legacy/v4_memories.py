@@ -16,12 +16,12 @@ from aiohttp import web
 
 from smemd.api import params, render
 from smemd.api.legacy import tags
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.core import Engine
 from smemd.engine.ids import new_id
 from smemd.engine.ingest.documents import NewDocument
 from smemd.errors import BadRequest, Unavailable
+from smemd.http.route import Route
 from smemd.protocol.legacy_v4 import (
     V4AddedMemory,
     V4AddMemories,
@@ -53,8 +53,7 @@ async def add(request: web.Request) -> web.Response:
     doc = await deadline.waiting(_settled(engine, ns, (await engine.documents.add(ns, new)).id))
     if doc.status == "failed":
         raise Unavailable("the memories could not be stored", doc.error or "ingest failed")
-    async with engine.store.read() as reader:
-        made = await reader.memories_of_document(doc.id)
+    made = await engine.hydration.memories_of(doc.id)
     marks = {}
     for m in made:
         said = _said(m, body.memories)
@@ -148,7 +147,8 @@ async def forget_matching(request: web.Request) -> web.Response:
     ns = tags.namespace_of(request, body.container_tag)
     if (body.query is None) == (body.ids is None):
         raise BadRequest("invalid request body", "$: send query or ids, one of them")
-    memories = params.engine(request).memories
+    engine = params.engine(request)
+    memories = engine.memories
     if body.query is not None:
         if not body.query.strip():
             raise BadRequest("invalid request body", "$.query: must not be blank")
@@ -159,8 +159,7 @@ async def forget_matching(request: web.Request) -> web.Response:
         chosen, scores = done.matches, done.scores
     else:
         ids = list(dict.fromkeys(body.ids or []))[: body.max_forget]
-        async with memories.store.read() as reader:
-            chosen = [m for m in await reader.memories_by_id(ids) if m.namespace == ns]
+        chosen = await engine.hydration.memories_in(ns, ids)
         scores = {m.id: 1.0 for m in chosen}
         if not body.dry_run:
             reason = body.reason or "forgotten by request"

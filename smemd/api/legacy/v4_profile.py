@@ -8,9 +8,9 @@ from aiohttp import web
 from smemd.api import params
 from smemd.api.legacy import tags, v4_search
 from smemd.api.legacy.filters import legacy_filter
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.filters import Filter
+from smemd.http.route import Route
 from smemd.protocol.legacy_v4 import V4Profile, V4ProfileBody, V4ProfileResponse, V4Search
 
 # The bucket every organisation has upstream: what "all configured buckets" means here.

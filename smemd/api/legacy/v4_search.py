@@ -18,12 +18,13 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.legacy import tags
 from smemd.api.legacy.filters import legacy_filter
-from smemd.api.route import Route
 from smemd.api.wire import decode, reply
 from smemd.engine.filters import Filter
+from smemd.engine.hydration import Hydrated
 from smemd.engine.memories import Related
 from smemd.engine.recall.hybrid import Hit
 from smemd.errors import BadRequest
+from smemd.http.route import Route
 from smemd.protocol.legacy_v4 import (
     V4Chunk,
     V4Context,
@@ -66,45 +67,36 @@ async def run(request: web.Request, ns: str, body: V4Search) -> V4SearchResponse
     query = params.search_query(engine, body.q, v5, include_forgotten=v5.include.forgotten)
     if isinstance(translated, Filter):
         query.filter = translated
-    hits = await engine.recall.search(ns, query)
-    results = await _render(request, hits, body, embeds)
+    hits = await engine.hydration.hits(
+        await engine.recall.search(ns, query),
+        documents=body.include.documents or body.include.summaries, sources=embeds,
+        related=RELATED_LIMIT if body.include.related_memories else 0,
+    )  # fmt: skip
+    results = _render(hits, body, embeds)
     elapsed = (time.perf_counter() - started) * 1000
     return V4SearchResponse(results=results, timing=round(elapsed, 2), total=len(results))
 
 
-async def _render(
-    request: web.Request, hits: list[Hit], body: V4Search, embeds: bool
-) -> list[V4Result]:
-    engine = params.engine(request)
-    memories = [h.memory for h in hits if h.memory is not None]
-    documents: dict[str, Document] = {}
-    if body.include.documents or body.include.summaries:
-        async with engine.store.read() as reader:
-            documents = await reader.documents_by_id(
-                list({m.document_id for m in memories if m.document_id})
-            )
-    sources: dict[str, Chunk] = {}
-    if embeds:
-        for document_id in {m.document_id for m in memories if m.chunk_id and m.document_id}:
-            sources |= {c.id: c for c in await engine.documents.chunks_of(document_id)}
-    ranked_chunks = {h.chunk.id: h.similarity for h in hits if h.chunk is not None}
+def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result]:
+    ranked_chunks = {h.hit.chunk.id: h.hit.similarity for h in hits if h.hit.chunk is not None}
     results: list[V4Result] = []
-    for hit in hits:
+    for hydrated in hits:
+        hit = hydrated.hit
         if hit.memory is not None:
             m = hit.memory
             result = _memory(hit, m)
             if embeds:
-                source = sources.get(m.chunk_id or "")
+                source = hydrated.source
                 score = ranked_chunks.get(m.chunk_id or "", hit.similarity)
                 result.chunks = [_chunk(source, round(score, 4))] if source is not None else []
-            if body.include.related_memories:
-                result.context = _context(m, await engine.memories.related(m, RELATED_LIMIT))
-            document = documents.get(m.document_id or "")
+            if hydrated.related is not None:
+                result.context = _context(m, hydrated.related)
         else:
             # A chunk ranked in its own right keeps its place, even when it is also shown
             # under a memory read from it: the ranking is v5's, result for result.
             assert hit.chunk is not None
-            result, document = _chunk_result(hit), hit.document
+            result = _chunk_result(hit)
+        document = hydrated.document
         if (body.include.documents or body.include.summaries) and document is not None:
             result.documents = [_document(document, body.include.documents)]
         results.append(result)

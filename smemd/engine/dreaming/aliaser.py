@@ -18,7 +18,7 @@ from smemd.engine.entities.merging import SAME, candidates, merge_in, record_apa
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.questions import alias_options
 from smemd.engine.judgement.verdicts import judged
-from smemd.store.api import Store, Writer
+from smemd.store.protocol import Store, Writer
 
 log = logging.getLogger("smemd.dreaming")
 

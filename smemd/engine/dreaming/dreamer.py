@@ -28,7 +28,7 @@ from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.fleet.builtin import Embedder
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 
 log = logging.getLogger("smemd.dreaming")
 
@@ -93,6 +93,14 @@ class Dreamer:
     def inference(self) -> str:
         """Whether dreaming infers: "on", or "off" and why."""
         return "on" if self.inferrer is not None else "off: no model"
+
+    async def backlog(self) -> tuple[int, int, int]:
+        """What is left to dream over: memories untyped, unlinked and not yet inferred from."""
+        async with self.store.read() as reader:
+            untyped, unlinked = await reader.dream_backlog(typing=self.typer is not None)
+            # Without a model nothing will infer: counting would cost every status poll.
+            uninferred = await reader.inference_backlog() if self.inferrer is not None else 0
+        return untyped, unlinked, uninferred
 
     def set_enabled(self, enabled: bool) -> None:
         if enabled:

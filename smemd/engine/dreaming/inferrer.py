@@ -25,7 +25,7 @@ from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.questions import DERIVES_OUTCOMES, derives_options
 from smemd.engine.judgement.verdicts import NONE, judged
 from smemd.fleet.builtin import Embedder
-from smemd.store.api import Store, Writer
+from smemd.store.protocol import Store, Writer
 from smemd.store.records import Memory, NewMemory
 
 log = logging.getLogger("smemd.dreaming")

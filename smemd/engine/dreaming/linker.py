@@ -18,7 +18,7 @@ from smemd.engine.index.words import STOPWORDS, tokens
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.questions import LINK_CANDIDATES, link_options
 from smemd.engine.judgement.verdicts import NONE, judged, outcome_key, target_of
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 from smemd.store.records import Judged, Memory
 
 log = logging.getLogger("smemd.dreaming")

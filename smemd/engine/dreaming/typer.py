@@ -14,7 +14,7 @@ from smemd.engine.ids import now
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.questions import TYPES, chosen_type, type_batch
 from smemd.engine.judgement.verdicts import judged
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 
 log = logging.getLogger("smemd.dreaming")
 

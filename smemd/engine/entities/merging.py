@@ -9,7 +9,7 @@ import numpy as np
 
 from smemd.engine.entities.aliases import Named, Suggestion, suggestions
 from smemd.engine.ids import new_id, now
-from smemd.store.api import Reader, Writer
+from smemd.store.protocol import Reader, Writer
 from smemd.store.records import AliasDecision, Judged
 
 # Suggestions look at the namespace's most named entities, each through its newest memories.

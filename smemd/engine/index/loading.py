@@ -22,7 +22,7 @@ import numpy as np
 from smemd.engine.index import saved
 from smemd.engine.index.files import IndexFileError
 from smemd.engine.index.kinds import KindIndex
-from smemd.store.api import Reader, Store
+from smemd.store.protocol import Reader, Store
 from smemd.store.records import IndexKind, IndexRows
 from smemd.store.vectors import stack
 

@@ -24,7 +24,7 @@ from smemd.engine.index.loading import load_kind, off_loop
 from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
 from smemd.errors import Unavailable
 from smemd.store import deadline
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 from smemd.store.records import IndexKind
 
 log = logging.getLogger("smemd.index")

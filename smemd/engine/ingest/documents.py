@@ -19,12 +19,15 @@ from smemd.engine.ingest.chunking import check_count, count_chunks, title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import STORE_CANNOT_WRITE, Conflict, NotFound
-from smemd.store.api import Store, Writer
+from smemd.store.protocol import Store, Writer
+from smemd.store.queries import ChunkSelection, DocumentSelection, Listing, Sort
 from smemd.store.records import Chunk, Document
 from smemd.store.scope import Scope
 
 TaskType = Literal["memory", "superrag"]
-DOCUMENT_SORTS = {"createdAt": "created_at", "updatedAt": "updated_at"}
+DOCUMENT_SORTS: dict[str, Sort] = {"createdAt": "created", "updatedAt": "updated"}
+# A chunk is never changed: its `updatedAt` is when it was made.
+CHUNK_SORTS: dict[str, Sort] = {"position": "position", "updatedAt": "created"}
 URL_TYPE = "webpage"  # what a URL document is called until its fetch says what it served
 
 
@@ -172,27 +175,22 @@ class Documents:
     async def list_documents(
         self, namespace: str, *, page: int, limit: int, sort: str, order: str, filter: Filter | None
     ) -> tuple[list[Document], int]:
-        where, params = filter.to_sql("metadata") if filter else ("1", [])
-        column = DOCUMENT_SORTS.get(sort, "created_at")
+        listing = Listing(
+            sort=DOCUMENT_SORTS.get(sort, "created"), descending=order == "desc", limit=limit,
+            offset=(page - 1) * limit,
+        )  # fmt: skip
         async with self.store.scan(namespace) as reader:
-            return await reader.documents(
-                namespace, where=where, params=params, order=f"{column} {order}, seq {order}",
-                limit=limit, offset=(page - 1) * limit,
-            )  # fmt: skip
+            return await reader.page(namespace, DocumentSelection(filter), listing)
 
     async def list_chunks(
         self, namespace: str, *, page: int, limit: int, sort: str, order: str, filter: Filter | None
     ) -> tuple[list[Chunk], int]:
-        where, params = "1", list[object]()
-        if filter is not None:
-            sql, params = filter.to_sql("d.metadata")
-            where = f"c.document_id IN (SELECT d.id FROM documents d WHERE {sql})"
-        column = {"position": "c.position", "updatedAt": "c.created_at"}.get(sort, "c.created_at")
+        listing = Listing(
+            sort=CHUNK_SORTS.get(sort, "created"), descending=order == "desc", limit=limit,
+            offset=(page - 1) * limit,
+        )  # fmt: skip
         async with self.store.scan(namespace) as reader:
-            return await reader.chunks(
-                namespace, where=where, params=params, order=f"{column} {order}, c.seq {order}",
-                limit=limit, offset=(page - 1) * limit,
-            )  # fmt: skip
+            return await reader.page(namespace, ChunkSelection(filter), listing)
 
     async def delete(self, namespace: str, refs: list[str]) -> tuple[int, list[tuple[str, str]]]:
         """Hard delete: the documents, their chunks and the memories only they support."""

@@ -16,7 +16,7 @@ from smemd.engine.ingest import sentence_facts
 from smemd.engine.ingest.model_facts import Chatter, LlmFact, extract_facts
 from smemd.fleet.builtin import Embedder
 from smemd.instants import utc_day
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 from smemd.store.records import Candidate, Chunk, Document, Job
 
 # A chat turn written as "Speaker: text". Facts are cut from the text alone (a name before the

@@ -18,12 +18,14 @@ from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.reconcile_by_model import judged_decision
 from smemd.engine.judgement.reconcile_by_rules import Decision, decide
-from smemd.store.api import Store, Writer
+from smemd.store.protocol import Store, Writer
 from smemd.store.records import Candidate, Document, Job, Judged, Memory, NewMemory
 
 log = logging.getLogger("smemd.engine")
 
 NEIGHBOURS = 5
+# Seqs per batch of one read: well under the parameters SQLite binds in one statement.
+ROWS_PER_READ = 500
 
 
 class JobGone(Exception):
@@ -75,11 +77,17 @@ class Reconciler:
             )
         index = (await self.indexes.get(doc.namespace)).memories
         own = [m.seq for m in before]
+        searched = [
+            (
+                index.vectors.search(vector, NEIGHBOURS),
+                list(zip(own, index.vectors.cosines(vector, own), strict=True)),
+            )
+            for _, vector in items
+        ]
+        rows = await self._rows([seq for hits, own_hits in searched for seq, _ in hits + own_hits])
         plans: list[Plan] = []
-        for candidate, vector in items:
-            hits = index.vectors.search(vector, NEIGHBOURS)
-            own_hits = list(zip(own, index.vectors.cosines(vector, own), strict=True))
-            neighbours = await self._neighbours(hits, own_hits, plans, vector)
+        for (candidate, vector), (hits, own_hits) in zip(items, searched, strict=True):
+            neighbours = _neighbours(hits, own_hits, plans, vector, rows)
             judged: Judged | None = None
             if self.judge is not None:
                 decision, judged = await judged_decision(
@@ -119,32 +127,14 @@ class Reconciler:
                 [live.get(m.seq, True) for m in added],
             )
 
-    async def _neighbours(
-        self, hits: list[tuple[int, float]], own: list[tuple[int, float]], plans: list[Plan],
-        vector: np.ndarray,
-    ) -> list[Neighbour]:  # fmt: skip
-        """The nearest memories, this job's own new ones among them; `own`, what the document
-        said before a revision, always has its nearest one in."""
+    async def _rows(self, seqs: list[int]) -> dict[int, Memory]:
+        """Every candidate's neighbours in one read, in batches SQLite can bind."""
+        wanted = sorted(set(seqs))
+        rows: dict[int, Memory] = {}
         async with self.store.read() as reader:
-            rows = await reader.memories_by_seq([seq for seq, _ in hits + own])
-        found = {
-            seq: Neighbour(rows[seq].id, rows[seq].text, cos)
-            for seq, cos in hits + own
-            if seq in rows  # deleted meanwhile
-        }
-        # Memories this job is about to add are neighbours too: a document may restate itself.
-        fresh = [
-            Neighbour(p.memory_id, p.candidate.text, float(p.vector @ vector))
-            for p in plans
-            if p.memory_id is not None
-        ]
-        nearest = sorted([*found.values(), *fresh], key=lambda n: -n.cosine)[:NEIGHBOURS]
-        mine = [hit for hit in own if hit[0] in found]
-        if mine:
-            closest = found[max(mine, key=lambda hit: hit[1])[0]]
-            if closest not in nearest:
-                nearest = [*nearest[: NEIGHBOURS - 1], closest]
-        return nearest
+            for start in range(0, len(wanted), ROWS_PER_READ):
+                rows |= await reader.memories_by_seq(wanted[start : start + ROWS_PER_READ])
+        return rows
 
     async def _apply(
         self, writer: Writer, doc: Document, plan: Plan, live: dict[int, bool]
@@ -202,3 +192,29 @@ def valid_from(candidate: Candidate, doc: Document, stored_at: float) -> float:
     """
     said = doc.content_date if doc.content_date is not None else stored_at
     return said if candidate.event_at is None else min(candidate.event_at, said)
+
+
+def _neighbours(
+    hits: list[tuple[int, float]], own: list[tuple[int, float]], plans: list[Plan],
+    vector: np.ndarray, rows: dict[int, Memory],
+) -> list[Neighbour]:  # fmt: skip
+    """The nearest memories, this job's own new ones among them; `own`, what the document
+    said before a revision, always has its nearest one in."""
+    found = {
+        seq: Neighbour(rows[seq].id, rows[seq].text, cos)
+        for seq, cos in hits + own
+        if seq in rows  # deleted since the index was read
+    }
+    # Memories this job is about to add are neighbours too: a document may restate itself.
+    fresh = [
+        Neighbour(p.memory_id, p.candidate.text, float(p.vector @ vector))
+        for p in plans
+        if p.memory_id is not None
+    ]
+    nearest = sorted([*found.values(), *fresh], key=lambda n: -n.cosine)[:NEIGHBOURS]
+    mine = [hit for hit in own if hit[0] in found]
+    if mine:
+        closest = found[max(mine, key=lambda hit: hit[1])[0]]
+        if closest not in nearest:
+            nearest = [*nearest[: NEIGHBOURS - 1], closest]
+    return nearest

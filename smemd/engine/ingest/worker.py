@@ -26,11 +26,10 @@ from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.reconciling import JobGone, Reconciler, check_current
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
-from smemd.errors import SmemError
+from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
-from smemd.store.api import Store, Writer
-from smemd.store.failures import is_storage_fault
+from smemd.store.protocol import Store, Writer
 from smemd.store.records import Document, Job, Phase
 from smemd.store.vectors import stack
 

@@ -21,7 +21,7 @@ from smemd.engine.judgement import logistic
 from smemd.engine.judgement.letter_judge import DEFAULT_THRESHOLD, Judge
 from smemd.engine.judgement.questions import ALIAS_THRESHOLD, DERIVES_THRESHOLD, LINK_THRESHOLD
 from smemd.engine.judgement.reapplication import reapply
-from smemd.store.api import EVERY_NAMESPACE, Reader, Store
+from smemd.store.protocol import EVERY_NAMESPACE, Reader, Store
 from smemd.store.records import Judged, JudgeKind
 
 log = logging.getLogger("smemd.calibration")

@@ -15,14 +15,27 @@ import msgspec
 from smemd.engine.entities.merging import settle_call
 from smemd.engine.ids import now
 from smemd.errors import BadRequest, NotFound
-from smemd.store.api import Store, Writer
-from smemd.store.records import Judged, Label, MemoryType
+from smemd.store.protocol import Store, Writer
+from smemd.store.records import Judged, JudgeKind, Label, MemoryType
 from smemd.store.scope import EVERY, Scope
 
 
 class Labels:
     def __init__(self, store: Store) -> None:
         self.store = store
+
+    async def judged(
+        self, kind: JudgeKind | None, *, namespace: str | None, after: int, limit: int,
+        scope: Scope = EVERY,
+    ) -> tuple[list[Judged], dict[str, str]]:  # fmt: skip
+        """A page of the judge's calls, oldest first after seq `after`, and the labels given,
+        by the id of what each labels."""
+        async with self.store.read() as reader:
+            calls = await reader.judgements(
+                kind, namespace=namespace, after=after, limit=limit, scope=scope
+            )
+            labels = {lab.subject_id: lab.value for lab in await reader.labels()}
+        return calls, labels
 
     async def memory_type(
         self, memory_id: str, memory_type: MemoryType, scope: Scope = EVERY

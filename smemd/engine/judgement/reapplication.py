@@ -10,7 +10,7 @@ import msgspec
 from smemd.engine.entities.merging import settle_call
 from smemd.engine.ids import now
 from smemd.engine.judgement.verdicts import NONE, target_of
-from smemd.store.api import Writer
+from smemd.store.protocol import Writer
 from smemd.store.records import Judged, JudgeKind, MemoryType
 
 REVIEWED: tuple[JudgeKind, ...] = ("reconcile", "derives")  # counted, never redone

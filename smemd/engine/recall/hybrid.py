@@ -43,10 +43,9 @@ from smemd.engine.recall.scoring import (
     passage_date,
     passage_text,
 )
-from smemd.engine.recall.visibility import chunk_conditions, memory_conditions
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
-from smemd.store.api import Store
+from smemd.store.protocol import Store
 from smemd.store.records import Chunk, Document, Memory
 
 DAY = 86400.0
@@ -127,7 +126,7 @@ class Recall:
             sees = self._memories_seen(namespace, query, now) if narrow else None
             sides.append(("m", indexes.memories, asyncio.create_task(sees) if sees else None))
         if query.mode != "memories":
-            sees = self._chunks_seen(namespace, query) if restricted else None
+            sees = self._chunks_seen(namespace, query, now) if restricted else None
             sides.append(("c", indexes.chunks, asyncio.create_task(sees) if sees else None))
         try:  # the model may be busy: the wait is the request's, within its deadline
             vectors = await deadline.waiting(self.embedder.embed([query.text], kind="query"))
@@ -148,14 +147,12 @@ class Recall:
         return found
 
     async def _memories_seen(self, namespace: str, query: Query, now: float) -> set[int]:
-        where, params = memory_conditions(namespace, query, now)
         async with self.store.scan(namespace) as reader:
-            return set(await reader.memory_seqs(namespace, where, params))
+            return set(await reader.memory_seqs(namespace, query.visibility(now)))
 
-    async def _chunks_seen(self, namespace: str, query: Query) -> set[int]:
-        where, params = chunk_conditions(namespace, query)
+    async def _chunks_seen(self, namespace: str, query: Query, now: float) -> set[int]:
         async with self.store.scan(namespace) as reader:
-            return set(await reader.chunk_seqs(namespace, where, params))
+            return set(await reader.chunk_seqs(namespace, query.visibility(now)))
 
     @staticmethod
     def _fill_cosines(found: Found, vector: np.ndarray, indexes: NamespaceIndexes) -> None:

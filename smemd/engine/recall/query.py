@@ -7,6 +7,7 @@ from typing import Literal
 import msgspec
 
 from smemd.engine.filters import Filter
+from smemd.store.queries import Visibility
 
 Mode = Literal["hybrid", "memories", "chunks"]
 
@@ -25,3 +26,10 @@ class Query(msgspec.Struct, kw_only=True):
     # Only memories naming this entity (its id, or its name in any case), and the chunks they
     # were read from.
     entity: str | None = None
+
+    def visibility(self, now: float) -> Visibility:
+        """What of the store this query may see (recall scans only that when it restricts)."""
+        return Visibility(
+            now=now, as_of=self.as_of, as_of_recorded=self.as_of_recorded,
+            include_forgotten=self.include_forgotten, filter=self.filter, entity=self.entity,
+        )  # fmt: skip

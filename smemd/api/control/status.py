@@ -1,0 +1,141 @@
+"""smem's own /v1 routes about the daemon itself: health, status, metrics, activity, tokens."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from aiohttp import web
+
+from smemd import __version__, log
+from smemd.api.access import ANONYMOUS, PUBLIC, principal
+from smemd.api.control.calibration import dreaming_status
+from smemd.api.state import STATE, ApiState
+from smemd.api.wire import decode, reply
+from smemd.http.route import Route
+from smemd.protocol import (
+    Activity,
+    Caller,
+    Health,
+    LogLevelChange,
+    LogLevelReply,
+    Status,
+    TokenList,
+)
+
+HEURISTICS = ["extraction", "reconciliation", "answers"]
+
+
+async def health(request: web.Request) -> web.Response:
+    return reply(Health(status="ok", version=__version__))
+
+
+async def status(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return reply(
+        Status(
+            version=__version__,
+            pid=state.pid,
+            uptime_s=round(state.uptime_s, 3),
+            started_at=datetime.fromtimestamp(state.started_at, UTC).isoformat(timespec="seconds"),
+            state_dir=state.config.paths.state_dir,
+            listeners=state.listeners,
+            fleet_kind=state.config.fleet.kind,
+            log_level=log.level_name(),
+            embedder=state.engine.embedder.name if state.engine else "",
+            warnings=_warnings(state),
+            heuristics=_heuristics(state),
+            dreaming=await dreaming_status(state.engine) if state.engine else None,
+        )
+    )
+
+
+def _heuristics(state: ApiState) -> list[str]:
+    if state.engine is None:
+        return []
+    parts = [] if state.engine.llm else HEURISTICS
+    return parts + [f"dreaming {part}" for part in state.engine.dreamer.heuristics]
+
+
+def _warnings(state: ApiState) -> list[str]:
+    warnings = []
+    if state.engine is not None and state.engine.embedder.is_fallback:
+        warnings.append(
+            f"embedder {state.engine.embedder.name} is the hashed fallback: recall is lexical-grade"
+        )
+    return warnings
+
+
+async def metrics(request: web.Request) -> web.Response:
+    state = request.app[STATE]
+    return web.Response(
+        text=state.metrics.render(state.uptime_s, state.connections),
+        content_type="text/plain",
+        charset="utf-8",
+        headers={"X-Prometheus-Format": "0.0.4"},
+    )
+
+
+async def activity(request: web.Request) -> web.Response:
+    return reply(request.app[STATE].activity.snapshot())
+
+
+async def set_log_level(request: web.Request) -> web.Response:
+    change = await decode(request, LogLevelChange)
+    previous = log.set_level(change.logger, change.level)
+    log.daemon.warning("log level of %s: %s -> %s", change.logger, previous, change.level)
+    return reply(LogLevelReply(logger=change.logger, level=change.level, previous=previous))
+
+
+async def whoami(request: web.Request) -> web.Response:
+    caller = principal(request)
+    required = request.app[STATE].tokens.required
+    if caller is PUBLIC:  # no token, or a wrong one: on a public route that is not refused
+        caller = PUBLIC if required else ANONYMOUS
+    authenticated = caller is not PUBLIC
+    return reply(
+        Caller(
+            name=caller.name,
+            role=caller.role if authenticated else None,
+            namespaces=list(caller.scope.patterns or ["*"]) if authenticated else [],
+            token_required=required,
+        )
+    )
+
+
+async def tokens(request: web.Request) -> web.Response:
+    return reply(TokenList(tokens=request.app[STATE].tokens.listing()))
+
+
+ROUTES = [
+    Route(
+        method="GET", path="/v1/health", handler=health, reply=Health, public=True,
+        from_anywhere=True,
+        summary="Liveness: the daemon answers; never needs a token",
+    ),
+    Route(
+        method="GET", path="/v1/whoami", handler=whoami, reply=Caller, public=True,
+        summary="Who the caller is: its role and namespaces, and whether a token is required",
+        description="Answers without a token too (role null when one is required), so a "
+        "client can tell whether to ask for one before calling anything else.",
+    ),
+    Route(
+        method="GET", path="/v1/status", handler=status, reply=Status,
+        summary="The process, its listeners and fleet, warnings, and what runs on heuristics",
+    ),
+    Route(
+        method="GET", path="/v1/metrics", handler=metrics, content_type="text/plain",
+        summary="Prometheus text: uptime, requests by route and status, latency histograms",
+    ),
+    Route(
+        method="GET", path="/v1/activity", handler=activity, reply=Activity,
+        summary="Requests per minute and per-route p50/p95 over the last hour",
+    ),
+    Route(
+        method="POST", path="/v1/log-level", handler=set_log_level, role="admin",
+        body=LogLevelChange, reply=LogLevelReply, summary="Set a logger's level",
+    ),
+    Route(
+        method="GET", path="/v1/tokens", handler=tokens, role="admin", namespace_from="every",
+        reply=TokenList, summary="The configured tokens: names, roles and namespaces, never secrets",
+    ),
+]  # fmt: skip

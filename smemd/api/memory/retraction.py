@@ -1,0 +1,69 @@
+"""Retraction routes: take back what a document or a memory alone taught, and undo that."""
+
+from __future__ import annotations
+
+from aiohttp import web
+from aiohttp.typedefs import Handler
+
+from smemd.api import params
+from smemd.api.wire import reply
+from smemd.engine.retraction import SubjectKind
+from smemd.http.route import Route
+from smemd.protocol.retraction import RetractionResult
+
+
+def _handler(kind: SubjectKind, *, undo: bool) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        ns = params.namespace(request)
+        retractions = params.engine(request).retractions
+        ref = request.match_info["id"]
+        act = retractions.unretract if undo else retractions.retract
+        outcome = await act(ns, kind, ref)
+        return reply(
+            RetractionResult(
+                retraction_id=outcome.retraction_id, subject_kind=kind,
+                subject_id=outcome.subject_id, undone=undo, withdrawn=outcome.withdrawn,
+                reinstated=outcome.reinstated, unlinked=outcome.unlinked,
+            )
+        )  # fmt: skip
+
+    return handle
+
+
+_CASCADE = (
+    "Withdraws every memory whose every source is withdrawn, transitively through `derives`;"
+    " a withdrawn version's predecessor is latest again; a memory with another live source"
+    " stays and loses only this source. Withdrawn memories are forgotten with forgetReason"
+    " `retracted`. 409 if already retracted."
+)
+_UNDO = (
+    "Puts back exactly the rows the retraction changed. 409, restoring nothing, if a later"
+    " change touched them (the reply names them, and a later retraction to undo first)."
+)
+
+ROUTES = [
+    Route(
+        method="POST", path="/ns/{ns}/document/{id}/retract",
+        handler=_handler("document", undo=False), role="write", namespace_from="path",
+        reply=RetractionResult, summary="Withdraw a document as a source, with the cascade",
+        description=_CASCADE,
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/document/{id}/unretract",
+        handler=_handler("document", undo=True), role="write", namespace_from="path",
+        reply=RetractionResult, summary="Undo a document's retraction exactly",
+        description=_UNDO,
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/memories/{id}/retract",
+        handler=_handler("memory", undo=False), role="write", namespace_from="path",
+        reply=RetractionResult, summary="Withdraw a memory, and what was derived from it alone",
+        description=_CASCADE,
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/memories/{id}/unretract",
+        handler=_handler("memory", undo=True), role="write", namespace_from="path",
+        reply=RetractionResult, summary="Undo a memory's retraction exactly",
+        description=_UNDO,
+    ),
+]  # fmt: skip

@@ -1,0 +1,210 @@
+"""Connections: one writer (every write under BEGIN IMMEDIATE) and two pools of read-only readers.
+
+Reads never wait on a long ingest transaction: WAL lets readers see the last commit while the
+writer works. Reads come in two kinds, each with its own connections, so that one cannot starve
+the other:
+
+* `read()`: lookups by key and pages of an index, cheap whatever the store's size (hydrating a
+  search's hits, a document, a version chain);
+* `scan(namespace)`: reads whose cost grows with a namespace (a filter tested on every row, a
+  count, a list page). At most one runs per namespace at a time, so one namespace's expensive
+  requests queue behind each other and leave the other scan connection to everyone else.
+
+Under a request's deadline (smemd.store.deadline) waiting for a connection ends at the deadline,
+and a query still running then is interrupted (`sqlite3_interrupt`): it answers TimedOut.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import sqlite3
+import urllib.parse
+from collections.abc import AsyncIterator, Coroutine
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from smemd.errors import StorageUnavailable
+from smemd.store import deadline
+from smemd.store.sqlite.failures import storage_fault
+from smemd.store.sqlite.schema import migrate
+
+PRAGMAS = (
+    "PRAGMA journal_mode = WAL",
+    # NORMAL in WAL mode loses at most the last commits on power loss, never integrity.
+    "PRAGMA synchronous = NORMAL",
+    "PRAGMA foreign_keys = ON",
+    "PRAGMA busy_timeout = 5000",
+)
+Pool = asyncio.Queue[aiosqlite.Connection]
+log = logging.getLogger("smemd.store")
+
+
+class Database:
+    def __init__(self, path: Path, readers: int = 2, scanners: int = 2) -> None:
+        self.path = path
+        self._sizes = (readers, scanners)
+        self._writer: aiosqlite.Connection | None = None
+        self._write_lock = asyncio.Lock()
+        self._readers: Pool = asyncio.Queue()
+        self._scanners: Pool = asyncio.Queue()
+        self._all_readers: list[aiosqlite.Connection] = []
+        self._scanning: dict[str, _Turn] = {}  # per namespace: one scan at a time
+        self._chores: set[asyncio.Task[None]] = set()  # interrupts and connections coming back
+
+    async def open(self) -> list[str]:
+        """Open, migrate and return the migrations applied now; any SQLite error on the way is
+        the store's StorageFull or StorageUnavailable."""
+        try:
+            return await self._open()
+        except sqlite3.Error as err:
+            await self.close()
+            fault = storage_fault(err)
+            raise fault or StorageUnavailable("storage unavailable", str(err)) from err
+
+    async def _open(self) -> list[str]:
+        self._writer = await aiosqlite.connect(self.path, isolation_level=None)
+        for pragma in PRAGMAS:
+            # Fetched to the end: a statement left with a row pending stays active, and an
+            # active statement keeps an interrupt in force for every statement after it.
+            await self._writer.execute_fetchall(pragma)
+        applied = await migrate(self._writer)
+        uri = f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
+        for pool, size in zip((self._readers, self._scanners), self._sizes, strict=True):
+            for _ in range(size):
+                reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
+                await reader.execute_fetchall("PRAGMA busy_timeout = 5000")
+                self._all_readers.append(reader)
+                pool.put_nowait(reader)
+        return applied
+
+    async def close(self) -> None:
+        for chore in list(self._chores):
+            chore.cancel()
+        await asyncio.gather(*self._chores, return_exceptions=True)
+        for reader in self._all_readers:
+            await reader.close()
+        self._all_readers.clear()
+        if self._writer is not None:
+            await self._writer.close()
+            self._writer = None
+
+    @contextlib.asynccontextmanager
+    async def write(self) -> AsyncIterator[aiosqlite.Connection]:
+        """One transaction on the writer; committed on exit, rolled back on any exception.
+
+        Only the wait for the writer is bounded by a deadline: once begun, a transaction runs
+        to its commit or rollback, so a request that times out has written nothing.
+        """
+        writer = self._writer
+        assert writer is not None, "database is not open"
+        await deadline.waiting(self._write_lock.acquire())
+        try:
+            try:
+                await writer.execute("BEGIN IMMEDIATE")
+                yield writer
+                await writer.execute("COMMIT")
+            except BaseException as err:
+                # Also after a failed COMMIT: on a full disk SQLite may leave the transaction
+                # open, and every later BEGIN would fail.
+                await self._roll_back(writer)
+                fault = storage_fault(err)
+                if fault is not None:
+                    raise fault from err
+                raise
+        finally:
+            self._write_lock.release()
+
+    @staticmethod
+    async def _roll_back(writer: aiosqlite.Connection) -> None:
+        if not writer.in_transaction:
+            return
+        try:
+            await writer.execute("ROLLBACK")
+        except sqlite3.Error as err:  # what failed the transaction may fail this too
+            log.error("store: cannot roll back: %s", err)
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A reader for lookups whose cost does not grow with the store."""
+        async with self._lease(self._readers) as reader:
+            yield reader
+
+    @contextlib.asynccontextmanager
+    async def scan(self, namespace: str) -> AsyncIterator[aiosqlite.Connection]:
+        """A reader for work that walks a namespace; one per namespace at a time."""
+        turn = self._scanning.get(namespace)
+        if turn is None:
+            turn = self._scanning[namespace] = _Turn()
+        turn.users += 1
+        try:
+            await deadline.waiting(turn.lock.acquire())
+            try:
+                async with self._lease(self._scanners) as reader:
+                    yield reader
+            finally:
+                turn.lock.release()
+        finally:
+            turn.users -= 1
+            if not turn.users:
+                del self._scanning[namespace]
+
+    @contextlib.asynccontextmanager
+    async def _lease(self, pool: Pool) -> AsyncIterator[aiosqlite.Connection]:
+        limit = deadline.current()
+        reader = await deadline.waiting(pool.get())
+        alarm = None
+        if limit is not None:
+            alarm = asyncio.get_running_loop().call_at(limit.at, self._interrupt, reader)
+        idle = True
+        try:
+            yield reader
+        except sqlite3.Error as err:
+            if limit is not None and limit.passed() and "interrupt" in str(err):
+                raise limit.error() from None
+            fault = storage_fault(err)
+            if fault is not None:
+                raise fault from err
+            raise
+        except BaseException:
+            # Cancelled while awaiting: the query may still be running in the reader's thread.
+            idle = False
+            raise
+        finally:
+            if alarm is not None:
+                alarm.cancel()
+            if idle:
+                pool.put_nowait(reader)
+            else:
+                self._chore(self._settle(reader, pool))
+
+    def _interrupt(self, reader: aiosqlite.Connection) -> None:
+        self._chore(reader.interrupt())
+
+    async def _settle(self, reader: aiosqlite.Connection, pool: Pool) -> None:
+        """Stop what the reader still runs, then give it back once its thread is free."""
+        probe = asyncio.ensure_future(reader.execute("SELECT 1"))  # queued behind it
+        while not probe.done():
+            await reader.interrupt()  # again: the query may have started after the last one
+            await asyncio.wait({probe}, timeout=0.05)
+        with contextlib.suppress(Exception):
+            probe.result()
+        pool.put_nowait(reader)
+
+    def _chore(self, work: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.create_task(work)
+        self._chores.add(task)
+        task.add_done_callback(self._chores.discard)
+
+
+class _Turn:
+    """A namespace's scan lock and how many requests hold or await it (kept while any do)."""
+
+    __slots__ = ("lock", "users")
+
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0

@@ -1,0 +1,169 @@
+"""SQL for a namespace as a whole: removing it, moving its contents into another, its profile
+buckets, and the organisation's context. Each of removal and move is one transaction, so a crash
+part-way leaves the namespace whole or gone, never half."""
+
+from __future__ import annotations
+
+import aiosqlite
+
+from smemd.store.records import Document, Removed
+from smemd.store.sqlite.rows import DOCUMENT_COLUMNS, to_records
+
+ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
+# The rows that belong to a namespace, each by its `namespace` column, children before parents.
+_OWNED = (
+    "retractions", "judgements", "jobs", "memories", "chunks", "documents", "profile_buckets",
+    "alias_decisions", "entities",
+)  # fmt: skip
+# Rows that name a namespace's rows by id, deleted before them (the subqueries need them).
+_BY_ID = [
+    "DELETE FROM labels WHERE subject_id IN (SELECT id FROM judgements WHERE namespace = :ns)"
+    " OR subject_id IN (SELECT id FROM memories WHERE namespace = :ns)"
+    # A contradiction's label names its pair of memories as "a|b".
+    " OR (kind = 'contradiction' AND substr(subject_id, 1, instr(subject_id, '|') - 1)"
+    " IN (SELECT id FROM memories WHERE namespace = :ns))",
+    "DELETE FROM relations WHERE from_id IN (SELECT id FROM memories WHERE namespace = :ns)"
+    " OR to_id IN (SELECT id FROM memories WHERE namespace = :ns)",
+    "DELETE FROM memory_sources WHERE memory_id IN (SELECT id FROM memories WHERE namespace = :ns)",
+    "DELETE FROM memory_entities WHERE entity_id IN (SELECT id FROM entities WHERE namespace = :ns)",
+    "DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs WHERE namespace = :ns)",
+]
+
+
+class NamespaceReads:
+    db: aiosqlite.Connection
+
+    async def buckets(self, namespace: str) -> dict[str, str]:
+        rows = await self.db.execute_fetchall(
+            "SELECT name, description FROM profile_buckets WHERE namespace = ? ORDER BY name",
+            [namespace],
+        )
+        return {name: description for name, description in rows}
+
+    async def organisation_context(self) -> str | None:
+        rows = list(
+            await self.db.execute_fetchall(
+                "SELECT value FROM settings WHERE key = ?", [ORGANISATION_CONTEXT]
+            )
+        )
+        return str(rows[0][0]) if rows else None
+
+    async def namespace_count(self) -> int:
+        rows = list(await self.db.execute_fetchall("SELECT count(*) FROM namespaces"))
+        return int(rows[0][0])
+
+    async def open_job_documents(self, namespace: str) -> list[Document]:
+        """The namespace's documents with an ingest job not yet done or failed."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id IN (SELECT document_id FROM jobs"
+            " WHERE namespace = ? AND phase NOT IN ('done', 'failed'))",
+            [namespace],
+        )
+        return to_records(Document, list(rows))
+
+    async def clashing_caller_ids(self, source: str, target: str, limit: int = 10) -> list[str]:
+        """Caller ids used in both namespaces: a move would make them ambiguous."""
+        rows = await self.db.execute_fetchall(
+            "SELECT a.caller_id FROM documents a JOIN documents b ON b.caller_id = a.caller_id"
+            " WHERE a.namespace = ? AND b.namespace = ? LIMIT ?",
+            [source, target, limit],
+        )
+        return [r[0] for r in rows]
+
+
+class NamespaceWrites(NamespaceReads):
+    async def _counts(self, namespace: str) -> Removed:
+        rows = list(
+            await self.db.execute_fetchall(
+                "SELECT (SELECT count(*) FROM documents WHERE namespace = :ns),"
+                " (SELECT count(*) FROM memories WHERE namespace = :ns)",
+                {"ns": namespace},
+            )
+        )
+        return Removed(documents=int(rows[0][0]), memories=int(rows[0][1]))
+
+    async def remove_namespace(self, namespace: str) -> Removed:
+        """Every row of the namespace and every row that names one of them, and the namespace."""
+        counts = await self._counts(namespace)
+        for statement in _BY_ID:
+            await self.db.execute(statement, {"ns": namespace})
+        for table in _OWNED:
+            await self.db.execute(f"DELETE FROM {table} WHERE namespace = ?", [namespace])
+        await self.db.execute("DELETE FROM namespaces WHERE name = ?", [namespace])
+        return counts
+
+    async def move_namespace(self, source: str, target: str) -> Removed:
+        """Every row of `source` into `target` (which exists); its buckets join the target's
+        where the names are free. Ids are global, so nothing else needs renaming."""
+        counts = await self._counts(source)
+        await self.db.execute(
+            "INSERT OR IGNORE INTO profile_buckets (namespace, name, description, created_at)"
+            " SELECT ?, name, description, created_at FROM profile_buckets WHERE namespace = ?",
+            [target, source],
+        )
+        await self._move_entities(source, target)
+        for table in _OWNED:
+            if table not in ("profile_buckets", "entities"):
+                await self.db.execute(
+                    f"UPDATE {table} SET namespace = ? WHERE namespace = ?", [target, source]
+                )
+        await self.db.execute("DELETE FROM profile_buckets WHERE namespace = ?", [source])
+        await self.db.execute("DELETE FROM namespaces WHERE name = ?", [source])
+        return counts
+
+    async def _move_entities(self, source: str, target: str) -> None:
+        """Entities the target lacks move over; one it has by name takes the source's links."""
+        params = {"source": source, "target": target}
+        await self.db.execute(
+            "UPDATE entities SET namespace = :target WHERE namespace = :source AND lower(name)"
+            " NOT IN (SELECT lower(name) FROM entities WHERE namespace = :target)",
+            params,
+        )
+        twin = (
+            "(SELECT t.id FROM entities t, entities s WHERE s.id = memory_entities.entity_id"
+            " AND t.namespace = :target AND lower(t.name) = lower(s.name))"
+        )
+        left = "SELECT id FROM entities WHERE namespace = :source"
+        await self.db.execute(
+            f"UPDATE OR IGNORE memory_entities SET entity_id = {twin} WHERE entity_id IN ({left})",
+            params,
+        )
+        await self.db.execute(
+            "UPDATE entities SET first_seen = min(first_seen, (SELECT min(s.first_seen) FROM"
+            " entities s WHERE s.namespace = :source AND lower(s.name) = lower(entities.name))),"
+            " last_seen = max(last_seen, (SELECT max(s.last_seen) FROM entities s WHERE"
+            " s.namespace = :source AND lower(s.name) = lower(entities.name)))"
+            " WHERE namespace = :target AND lower(name) IN"
+            " (SELECT lower(name) FROM entities WHERE namespace = :source)",
+            params,
+        )
+        # Names merged into an entity the target already had now point at the target's.
+        await self.db.execute(
+            "UPDATE entities SET merged_into = (SELECT coalesce(t.merged_into, t.id) FROM"
+            " entities t, entities s WHERE s.id = entities.merged_into AND t.namespace = :target"
+            f" AND lower(t.name) = lower(s.name)) WHERE merged_into IN ({left})",
+            params,
+        )
+        await self.db.execute(f"DELETE FROM memory_entities WHERE entity_id IN ({left})", params)
+        await self.db.execute("DELETE FROM entities WHERE namespace = :source", params)
+
+    async def put_buckets(self, namespace: str, buckets: dict[str, str], now: float) -> None:
+        await self.db.executemany(
+            "INSERT INTO profile_buckets (namespace, name, description, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT (namespace, name)"
+            " DO UPDATE SET description = excluded.description",
+            [(namespace, name, text, now) for name, text in buckets.items()],
+        )
+
+    async def delete_buckets(self, namespace: str, names: list[str]) -> None:
+        await self.db.executemany(
+            "DELETE FROM profile_buckets WHERE namespace = ? AND name = ?",
+            [(namespace, name) for name in names],
+        )
+
+    async def set_organisation_context(self, text: str) -> None:
+        await self.db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            [ORGANISATION_CONTEXT, text],
+        )
