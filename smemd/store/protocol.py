@@ -24,7 +24,7 @@ from smemd.store.queries import (
     MemorySelection,
     ProfilePick,
     Visibility,
-)  # fmt: skip
+)
 from smemd.store.records import (
     AliasDecision,
     Candidate,
@@ -53,7 +53,7 @@ from smemd.store.records import (
     Removed,
     TypedBy,
     Version,
-)  # fmt: skip
+)
 from smemd.store.scope import EVERY, Scope
 
 # The scan turn of reads across namespaces: no namespace can be named so.
