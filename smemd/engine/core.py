@@ -93,7 +93,7 @@ class Engine:
         self.graphs = Graphs(self.store, self.recall)
         self.retractions = Retractions(self.store, self.indexes)
         self.profiles = Profiles(self.store, self.recall)
-        self.review = Review(self.store, self.memories.hide)
+        self.review = Review(self.store, self.indexes)
         self.entities = EntityProfiles(self.store)
         self.aliases = EntityAliases(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)

@@ -10,6 +10,7 @@ import msgspec
 from smemd.engine.entities.mentions import mentions
 from smemd.engine.filters import Filter
 from smemd.engine.ids import new_id, now
+from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.query import Query
@@ -94,7 +95,7 @@ class Memories:
     ) -> Forgotten:
         """Soft: the memory stays for audit and leaves recall; `restore` brings it back."""
         result = Forgotten(count=0, errors=[], matches=[])
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             for memory_id in ids:
                 memory = await writer.memory(namespace, memory_id)
                 if memory is None:
@@ -104,7 +105,7 @@ class Memories:
                     await writer.set_forgotten(memory.id, now(), reason, now())
                 result.count += 1
                 result.matches.append(memory)
-        self._set_live(namespace, result.matches, live=False)
+            hide(changes, namespace, result.matches)
         return result
 
     async def forget_matching(
@@ -126,7 +127,7 @@ class Memories:
         return forgotten
 
     async def restore(self, namespace: str, memory_id: str) -> Memory:
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             memory = await writer.memory(namespace, memory_id)
             if memory is None:
                 raise _not_found(namespace, memory_id)
@@ -136,8 +137,8 @@ class Memories:
                 )
             await writer.set_forgotten(memory.id, None, None, now())
             restored = await writer.memory(namespace, memory_id)
-        assert restored is not None
-        self._set_live(namespace, [restored], live=restored.is_latest)
+            assert restored is not None
+            changes.set_live(namespace, "memories", restored.seq, restored.is_latest)
         return restored
 
     async def change(
@@ -149,7 +150,7 @@ class Memories:
         if text is None:
             return await self._expire(namespace, memory_id, expires_at)
         vector = (await deadline.waiting(self.embedder.embed([text], kind="document")))[0]
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             old = await writer.memory(namespace, memory_id)
             if old is None:
                 raise _not_found(namespace, memory_id)
@@ -174,12 +175,10 @@ class Memories:
             )  # fmt: skip
             chain = await writer.rechain(old.root_id, t)
             new = next(m for m in await writer.memories_by_id([new.id]))
-        if (loaded := self.indexes.loaded(namespace)) is not None:
-            loaded.memories.add([new.seq], vector.reshape(1, -1), [new.text], [False])
+            changes.add(namespace, "memories", [new.seq], vector, [new.text], [False])
             for version in chain:
-                loaded.memories.set_live(
-                    version.seq, version.is_latest and version.forgotten_at is None
-                )
+                live = version.is_latest and version.forgotten_at is None
+                changes.set_live(namespace, "memories", version.seq, live)
         return new
 
     async def _expire(self, namespace: str, memory_id: str, at: float | None) -> Memory:
@@ -205,14 +204,11 @@ class Memories:
                 await writer.set_marks(memory_id, is_static, metadata)
             return await writer.memories_by_id(list(marks))
 
-    def hide(self, namespace: str, memories: Sequence[Memory]) -> None:
-        """Out of recall's live rows: memories forgotten by another part of the engine."""
-        self._set_live(namespace, memories, live=False)
 
-    def _set_live(self, namespace: str, memories: Sequence[Memory], *, live: bool) -> None:
-        if (loaded := self.indexes.loaded(namespace)) is not None:
-            for memory in memories:
-                loaded.memories.set_live(memory.seq, live and memory.is_latest)
+def hide(changes: IndexChanges, namespace: str, memories: Sequence[Memory]) -> None:
+    """Out of recall's live rows: memories the write forgot."""
+    for memory in memories:
+        changes.set_live(namespace, "memories", memory.seq, False)
 
 
 def _not_found(namespace: str, memory_id: str) -> NotFound:

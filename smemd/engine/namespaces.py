@@ -67,11 +67,11 @@ class NamespaceChanges:
             )
 
     async def remove(self, name: str) -> Removed:
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             if await writer.namespace(name) is None:
                 raise NotFound("namespace not found", f"no namespace {name!r}")
             removed = await writer.remove_namespace(name)
-        self.indexes.forget(name)
+            changes.drop(name)
         return removed
 
     async def move(self, source: str, target: str) -> Removed:
@@ -79,7 +79,7 @@ class NamespaceChanges:
         if source == target:
             raise BadRequest("invalid moveTo", "$.moveTo: the namespace itself")
         t = now()
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             if await writer.namespace(source) is None:
                 raise NotFound("namespace not found", f"no namespace {source!r}")
             clashes = await writer.clashing_caller_ids(source, target)
@@ -95,8 +95,8 @@ class NamespaceChanges:
             for doc in requeued:
                 doc = await writer.revise_document(doc, revision=doc.revision + 1, status="queued")
                 await writer.requeue_open_job(doc, doc.revision, t)
-        self.indexes.forget(source)
-        self.indexes.forget(target)
+            changes.drop(source)
+            changes.drop(target)
         if requeued:
             self.worker.wake()
         return moved

@@ -16,6 +16,7 @@ from typing import Literal
 import msgspec
 
 from smemd.engine.ids import new_id, now
+from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
 from smemd.errors import Conflict, NotFound
 from smemd.store.effects import Effects, Retraction
@@ -42,7 +43,7 @@ class Retractions:
 
     async def retract(self, namespace: str, kind: SubjectKind, ref: str) -> Outcome:
         t = now()
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             subject = await self._subject(writer, namespace, kind, ref)
             if await writer.active_retraction(subject) is not None:
                 raise Conflict("already retracted", f"{kind} {ref!r} is retracted; unretract it")
@@ -79,11 +80,11 @@ class Retractions:
                     created_at=t, undone_at=None, effects=effects,
                 )
             )  # fmt: skip
-        self._follow(namespace, effects, chunks, undone=False)
+            _follow(changes, namespace, effects, chunks, undone=False)
         return _outcome(retraction_id, subject, effects, withdrawn, unlinked)
 
     async def unretract(self, namespace: str, kind: SubjectKind, ref: str) -> Outcome:
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             subject = await self._subject(writer, namespace, kind, ref)
             retraction = await writer.active_retraction(subject)
             if retraction is None:
@@ -100,8 +101,8 @@ class Retractions:
                 )
             await writer.undo(retraction, now())
             chunks = [c.seq for c in await writer.chunks_of(subject)] if kind == "document" else []
+            _follow(changes, namespace, retraction.effects, chunks, undone=True)
         effects = retraction.effects
-        self._follow(namespace, effects, chunks, undone=True)
         withdrawn = [
             i
             for i, m in effects.after.memories.items()
@@ -128,16 +129,17 @@ class Retractions:
             raise Conflict("withdrawn by a retraction", f"memory {ref!r} was withdrawn by {held}")
         return ref
 
-    def _follow(self, namespace: str, effects: Effects, chunks: list[int], *, undone: bool) -> None:
-        """The in-memory indexes see what the rows now say, as after a hard delete: the
-        memories' new states, and a retracted document's chunks out of recall (back on undo)."""
-        if (loaded := self.indexes.loaded(namespace)) is None:
-            return
-        now_images = effects.before if undone else effects.after
-        for image in now_images.memories.values():
-            loaded.memories.set_live(image.seq, image.is_live)
-        for seq in chunks:
-            loaded.chunks.set_live(seq, undone)
+
+def _follow(
+    changes: IndexChanges, namespace: str, effects: Effects, chunks: list[int], *, undone: bool
+) -> None:
+    """The in-memory indexes are to see what the rows now say, as after a hard delete: the
+    memories' new states, and a retracted document's chunks out of recall (back on undo)."""
+    now_images = effects.before if undone else effects.after
+    for image in now_images.memories.values():
+        changes.set_live(namespace, "memories", image.seq, image.is_live)
+    for seq in chunks:
+        changes.set_live(namespace, "chunks", seq, undone)
 
 
 def _outcome(

@@ -16,19 +16,16 @@ then one id). Once one of them no longer stands, the same label again is answere
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 import msgspec
 
 from smemd.engine.ids import now
+from smemd.engine.index.per_namespace import Indexes
 from smemd.errors import BadRequest, Conflict, NotFound
 from smemd.store.protocol import EVERY_NAMESPACE, Store, Writer
 from smemd.store.records import Contradiction, Label, Memory, pair_subject
 from smemd.store.scope import EVERY, Scope
 
 BOTH = "both"
-# Takes forgotten memories out of recall's in-memory live rows (Memories.hide).
-Hide = Callable[[str, Sequence[Memory]], None]
 
 
 class Resolution(msgspec.Struct):
@@ -39,9 +36,9 @@ class Resolution(msgspec.Struct):
 
 
 class Review:
-    def __init__(self, store: Store, hide: Hide) -> None:
+    def __init__(self, store: Store, indexes: Indexes) -> None:
         self.store = store
-        self.hide = hide
+        self.indexes = indexes
 
     async def contradictions(
         self, namespace: str | None = None, *, page: int = 1, limit: int = 20,
@@ -65,7 +62,7 @@ class Review:
                 f" nor {BOTH!r}",
             )
         subject = pair_subject(memory_id, other_id)
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             memory = await _memory(writer, namespace, memory_id)
             other = await _memory(writer, namespace, other_id)
             if await writer.contradiction(memory_id, other_id) is None:
@@ -80,16 +77,14 @@ class Review:
                 return Resolution(memory=memory, contradicts=other, label=label, changed=False)
             if not both_stand:
                 raise Conflict("contradiction not open", _why_closed(memory, other, label, t))
-            forgotten = None
             if keep != BOTH:
                 forgotten = other if keep == memory_id else memory
                 await writer.set_forgotten(forgotten.id, t, f"contradicted by {keep}", t)
+                changes.set_live(namespace, "memories", forgotten.seq, False)  # out of recall
             label = Label(kind="contradiction", subject_id=subject, value=keep, created_at=t)
             await writer.put_label(label)
             memory = await _memory(writer, namespace, memory_id)
             other = await _memory(writer, namespace, other_id)
-        if forgotten is not None:
-            self.hide(namespace, [forgotten])
         return Resolution(memory=memory, contradicts=other, label=label, changed=True)
 
 

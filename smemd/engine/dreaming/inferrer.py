@@ -114,7 +114,7 @@ class Inferrer:
             "inference %r from %s: p %.3f, %s", inference.text, [m.id for m in sources],
             probability, "judged to follow" if follows else "judged not to follow",
         )  # fmt: skip
-        async with self.store.write() as writer:
+        async with self.indexes.writing() as (writer, changes):
             stored = None
             if follows:
                 stored = await self._store(
@@ -124,8 +124,9 @@ class Inferrer:
                 record = msgspec.structs.replace(record, applied=NONE)
             await writer.log_judgement(record)
             await writer.mark_inferred(looked, now())
-        if stored is not None:
-            index.add([stored.seq], vector.reshape(1, -1), [stored.text], [True])
+            if stored is not None:
+                namespace = stored.namespace
+                changes.add(namespace, "memories", [stored.seq], vector, [stored.text], [True])
         return stored is not None
 
     async def _store(

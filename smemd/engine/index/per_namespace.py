@@ -6,6 +6,9 @@ against the store (loading.py). A load runs off the event loop; a caller that mu
 search) waits `wait_s` for it, then gets a 503 with Retry-After, while other namespaces and the
 rest of the daemon go on. `maintain` saves graphs that changed enough, and turns a kind that
 grew past `ann_from` into a graph, in the background.
+
+Every write to rows the indexes mirror goes through `writing`: it records its changes
+(changes.py) and they are applied here, once it has committed, in the order of the commits.
 """
 
 from __future__ import annotations
@@ -14,17 +17,20 @@ import asyncio
 import hashlib
 import logging
 import shutil
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from smemd.engine.index import saved
 from smemd.engine.index.ann import AnnIndex
+from smemd.engine.index.changes import Added, IndexChanges
 from smemd.engine.index.heap import release_freed_memory
 from smemd.engine.index.kinds import ANN_FROM, KindIndex
 from smemd.engine.index.loading import load_kind, off_loop
 from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
 from smemd.errors import Unavailable
 from smemd.store import deadline
-from smemd.store.protocol import Store
+from smemd.store.protocol import Store, Writer
 from smemd.store.records import IndexKind
 
 log = logging.getLogger("smemd.index")
@@ -59,6 +65,7 @@ class Indexes:
         self.directory = directory
         self._loaded: dict[str, NamespaceIndexes] = {}
         self._loads: dict[str, asyncio.Task[NamespaceIndexes]] = {}
+        self._following = asyncio.Lock()  # one write's changes at a time, in commit order
 
     def loaded(self, namespace: str) -> NamespaceIndexes | None:
         """The indexes if already in memory; writers update only those (a load in progress
@@ -82,6 +89,28 @@ class Indexes:
                 return await asyncio.wait_for(asyncio.shield(task), wait_s)
             except TimeoutError:
                 raise loading_error(namespace) from None
+
+    @asynccontextmanager
+    async def writing(self) -> AsyncIterator[tuple[Writer, IndexChanges]]:
+        """A store write and the index changes it records; they are applied once it commits
+        (never if it fails), even if the writer is cancelled meanwhile."""
+        changes = IndexChanges()
+        async with self.store.write() as writer:
+            yield writer, changes
+        if changes.made or changes.dropped:
+            # A task starts in the order it was made, so follows queue in the order of commits.
+            await asyncio.shield(asyncio.create_task(self._follow(changes)))
+
+    async def _follow(self, changes: IndexChanges) -> None:
+        async with self._following:
+            for namespace in changes.dropped:
+                self.forget(namespace)
+            for namespace, kind, change in changes.made:
+                if (loaded := self._loaded.get(namespace)) is None:
+                    continue  # its load reads the rows as committed
+                change.apply(loaded.memories if kind == "memories" else loaded.chunks)
+                if isinstance(change, Added):
+                    await asyncio.sleep(0)  # the loop serves others between steps
 
     def _finished(self, namespace: str, task: asyncio.Task[NamespaceIndexes]) -> None:
         if self._loads.get(namespace) is task:

@@ -197,12 +197,16 @@ class Documents:
         deleted, errors = 0, []
         for i, ref in enumerate(refs):
             try:
-                async with self.store.write() as writer:
+                async with self.indexes.writing() as (writer, changes):
                     doc = await writer.document(namespace, ref)
                     if doc is None:
                         errors.append((ref, "not found"))
                         continue
                     effects = await _delete_document(writer, doc)
+                    changes.remove(namespace, "chunks", effects.chunk_seqs)
+                    changes.remove(namespace, "memories", effects.memory_seqs)
+                    for seq in effects.reinstated_seqs:
+                        changes.set_live(namespace, "memories", seq, True)
             except STORE_CANNOT_WRITE as err:
                 # Each document is its own commit: say which went, and that the rest did not.
                 if not deleted:
@@ -210,11 +214,6 @@ class Documents:
                 errors += [(rest, f"not deleted: {err.message}") for rest in refs[i:]]
                 break
             deleted += 1
-            if (loaded := self.indexes.loaded(namespace)) is not None:
-                loaded.chunks.remove(effects.chunk_seqs)
-                loaded.memories.remove(effects.memory_seqs)
-                for seq in effects.reinstated_seqs:
-                    loaded.memories.set_live(seq, True)
         return deleted, errors
 
     async def _revise(self, writer: Writer, doc: Document, change: DocumentChange) -> Document:

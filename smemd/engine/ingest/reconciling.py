@@ -1,8 +1,9 @@
 """The reconciling phase: each candidate against its nearest memories, all in one commit.
 
 The decision is the heuristic's (`reconcile_by_rules.decide`), or the LLM judge's when the fleet has a
-model (`reconcile_by_model`); this module gathers the neighbours, applies decisions as versions, sources
-and relations, and keeps the index in step.
+model (`reconcile_by_model`); this module gathers the neighbours (`plan`, before the write) and
+applies the decisions as versions, sources and relations (`apply`, in the worker's commit that
+ends the job), recording what the index must take.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import numpy as np
 
 from smemd.engine.entities.mentions import mentions
 from smemd.engine.ids import new_id, now
+from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.reconcile_by_model import judged_decision
@@ -26,10 +28,6 @@ log = logging.getLogger("smemd.engine")
 NEIGHBOURS = 5
 # Seqs per batch of one read: well under the parameters SQLite binds in one statement.
 ROWS_PER_READ = 500
-
-
-class JobGone(Exception):
-    """The job's document was deleted or revised while the job ran."""
 
 
 class Neighbour(msgspec.Struct, frozen=True):
@@ -46,26 +44,14 @@ class Plan(msgspec.Struct):
     memory_id: str | None = None  # the new memory, unless a duplicate
 
 
-async def check_current(writer: Writer, job: Job) -> None:
-    """Inside a write: the job still belongs to its document's current revision."""
-    doc = await writer.document_by_id(job.document_id)
-    current = await writer.job(job.id)
-    if (
-        doc is None
-        or doc.revision != job.revision
-        or current is None
-        or current.phase in ("done", "failed")
-    ):
-        raise JobGone("its document was deleted or revised")
-
-
 class Reconciler:
     def __init__(self, store: Store, indexes: Indexes, judge: Judge | None = None) -> None:
         self.store = store
         self.indexes = indexes
         self.judge = judge
 
-    async def reconcile(self, job: Job, doc: Document) -> None:
+    async def plan(self, job: Job, doc: Document) -> list[Plan]:
+        """Each candidate's decision against its neighbours, the job's earlier ones among them."""
         async with self.store.read() as reader:
             items = await reader.candidates(job.id)
             # A revision is reconciled against what the document said before, wherever those
@@ -103,29 +89,30 @@ class Reconciler:
                 decision.reason,
             )
             plans.append(Plan(candidate, vector, decision, judged))
+        return plans
+
+    async def apply(
+        self, writer: Writer, changes: IndexChanges, job: Job, doc: Document, plans: list[Plan]
+    ) -> None:
+        """Inside the commit that ends the job: the plans as memories, relations and sources."""
         added: list[Memory] = []
         live: dict[int, bool] = {}  # what a chain's re-ordering changed, for the index
-        async with self.store.write() as writer:
-            await check_current(writer, job)
-            for plan in plans:
-                memory = await self._apply(writer, doc, plan, live)
-                if memory is not None:
-                    added.append(memory)
-            await writer.delete_candidates(job.id)
-            await writer.set_job_phase(job, "done", now())
-        # After the commit: the index follows the store, never leads it.
+        for plan in plans:
+            memory = await self._apply(writer, doc, plan, live)
+            if memory is not None:
+                added.append(memory)
+        await writer.delete_candidates(job.id)
         fresh = {m.seq for m in added}
         for seq, is_live in live.items():
             if seq not in fresh:
-                index.set_live(seq, is_live)
+                changes.set_live(doc.namespace, "memories", seq, is_live)
         if added:
             vectors = {p.memory_id: p.vector for p in plans if p.memory_id}
-            index.add(
-                [m.seq for m in added],
-                np.stack([vectors[m.id] for m in added]),
-                [m.text for m in added],
+            changes.add(
+                doc.namespace, "memories", [m.seq for m in added],
+                np.stack([vectors[m.id] for m in added]), [m.text for m in added],
                 [live.get(m.seq, True) for m in added],
-            )
+            )  # fmt: skip
 
     async def _rows(self, seqs: list[int]) -> dict[int, Memory]:
         """Every candidate's neighbours in one read, in batches SQLite can bind."""

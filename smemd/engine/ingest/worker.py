@@ -4,6 +4,9 @@ queued -> [fetching ->] chunking -> embedding -> extracting -> reconciling -> do
 given as a URL is fetched first. A kill -9 anywhere loses nothing: on restart a job resumes at its
 last committed phase, and each phase's work is idempotent (the fetched text replaces the content,
 chunks are replaced, candidates upserted, reconciliation commits together with done).
+
+The worker alone moves a job from phase to phase (`_commit`); each commit checks that the job
+still belongs to its document's current revision and hands the next phase the document it read.
 """
 
 from __future__ import annotations
@@ -11,19 +14,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 
 import msgspec
 import numpy as np
 
 from smemd.config import IngestConfig
 from smemd.engine.ids import new_id, now
+from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest import chunking
 from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
-from smemd.engine.ingest.reconciling import JobGone, Reconciler, check_current
+from smemd.engine.ingest.reconciling import Reconciler
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.errors import SmemError, is_storage_fault
@@ -38,7 +42,13 @@ log = logging.getLogger("smemd.engine")
 MAX_ATTEMPTS = 3
 EMBED_STEP = 64  # chunks embedded, then committed, at a time
 MAX_PAUSE_S = 8.0  # the longest wait before trying a stalled store again
-Work = Callable[[Writer], Awaitable[object]]
+# A phase's writes, committed with its move to the next; the document as they left it, if they
+# changed it.
+Work = Callable[[Writer, IndexChanges], Awaitable[Document | None]]
+
+
+class JobGone(Exception):
+    """The job's document was deleted or revised while the job ran."""
 
 
 class Worker:
@@ -138,6 +148,7 @@ class Worker:
     ) -> None:
         async with slots:
             try:
+                doc = await self._document(job)
                 while job.phase not in ("done", "failed"):
                     if job.phase == "fetching":  # the batch goes on without it
                         self.fetches.start(job.id, self._fetch_apart(job))
@@ -145,7 +156,7 @@ class Worker:
                     if job.phase == "reconciling" and after is not None:
                         await after.wait()
                     self.clock.touch()
-                    job = await self._advance(job)
+                    job, doc = await self._advance(job, doc)
             except JobGone as gone:
                 log.info("job %s dropped: %s", job.id, gone)
             except Exception as err:
@@ -156,12 +167,15 @@ class Worker:
             finally:
                 mine.set()
 
-    async def _advance(self, job: Job) -> Job:
-        """Do one phase's work and commit it together with the next phase."""
+    async def _document(self, job: Job) -> Document:
         async with self.store.read() as reader:
             doc = await reader.document_by_id(job.document_id)
         if doc is None or doc.revision != job.revision:
             raise JobGone("its document was deleted or revised")
+        return doc
+
+    async def _advance(self, job: Job, doc: Document) -> tuple[Job, Document]:
+        """Do one phase's work and commit it together with the next phase."""
         if job.phase == "queued":
             return await self._commit(job, "fetching" if doc.url else "chunking")
         if job.phase == "fetching":
@@ -174,17 +188,21 @@ class Worker:
             items = await extract_candidates(
                 self.store, self.embedder, job, doc, self.llm, timeout=self.extraction_timeout_s
             )
-            return await self._commit(job, "reconciling", lambda w: w.insert_candidates(items))
+            return await self._commit(
+                job, "reconciling", lambda w, _: w.insert_candidates(items)
+            )  # fmt: skip
         if job.phase == "reconciling":
-            await self.reconciler.reconcile(job, doc)
-            return msgspec.structs.replace(job, phase="done")
+            plans = await self.reconciler.plan(job, doc)
+            return await self._commit(
+                job, "done", lambda w, changes: self.reconciler.apply(w, changes, job, doc, plans)
+            )  # fmt: skip
         raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
 
     async def _fetch_apart(self, job: Job) -> None:
         """The fetching phase, outside any batch; the job goes on in the batch after it."""
         try:
             self.clock.touch()
-            await self._advance(job)
+            await self._advance(job, await self._document(job))
         except JobGone as gone:
             log.info("job %s dropped: %s", job.id, gone)
         except Exception as err:
@@ -196,7 +214,7 @@ class Worker:
             log.warning("job %s: %s; fetching again in %.0f s", job.id, err, MAX_PAUSE_S)
             await asyncio.sleep(MAX_PAUSE_S)
 
-    async def _fetch(self, job: Job, doc: Document) -> Job:
+    async def _fetch(self, job: Job, doc: Document) -> tuple[Job, Document]:
         """The page's text becomes the content, committed with the move to chunking; the
         content hash stays that of the URL, so sending the same URL again is a no-op."""
         assert doc.url is not None
@@ -204,31 +222,28 @@ class Worker:
         title = page.title or chunking.title_of(page.text)
         return await self._commit(
             job, "chunking",
-            lambda w: w.revise_document(doc, content=page.text, title=title, type=page.kind),
+            lambda w, _: w.revise_document(doc, content=page.text, title=title, type=page.kind),
         )  # fmt: skip
 
-    async def _chunk(self, job: Job, doc: Document) -> Job:
+    async def _chunk(self, job: Job, doc: Document) -> tuple[Job, Document]:
         # A 9 MB document takes a second or so to cut: off the loop, which serves everyone.
         pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
         rows = [(new_id("chk"), c.position, " > ".join(c.heading_path), c.text) for c in pieces]
-        removed: list[int] = []
 
-        async def work(writer: Writer) -> None:
-            removed.extend(await writer.replace_chunks(doc, rows, now()))
+        async def work(writer: Writer, changes: IndexChanges) -> None:
+            removed = await writer.replace_chunks(doc, rows, now())
+            changes.remove(doc.namespace, "chunks", removed)
+            # Text a revision kept has its vector already: found by recall from now on.
+            await self._follow_chunks(writer, changes, doc)
 
-        job = await self._commit(job, "embedding", work)
-        if (loaded := self.indexes.loaded(doc.namespace)) is not None:
-            loaded.chunks.remove(removed)
-        return job
+        return await self._commit(job, "embedding", work)
 
-    async def _embed(self, job: Job, doc: Document) -> Job:
+    async def _embed(self, job: Job, doc: Document) -> tuple[Job, Document]:
         """The chunks' vectors, `EMBED_STEP` at a time, each step its own commit: a large
         document shares the model step by step, a stop loses at most one step, and a revision
         ends the work at the next."""
         after: Phase = "extracting" if doc.task_type == "memory" else "done"
-        # What has its vector already: text a revision kept, or steps done before a restart.
-        await self._index_chunks(doc)
         is_last = False
         while not is_last:
             async with self.store.read() as reader:
@@ -241,43 +256,45 @@ class Worker:
                 for c in pending
             ]
             vectors = await self.embedder.embed(texts, kind="document")
-            ids = [c.id for c in pending]
-            work = _storing_vectors(ids, vectors)
-            if is_last:  # the last step moves the job on in the same commit
-                job = await self._commit(job, after, work)
-            else:
-                async with self.store.write() as writer:
-                    await check_current(writer, job)
-                    await work(writer)
-                self.clock.touch()
-            await self._index_chunks(doc, ids)
-        return job
+            work = self._storing(doc, [c.id for c in pending], vectors)
+            # The last step moves the job on in the same commit.
+            job, doc = await self._commit(job, after if is_last else job.phase, work)
+            self.clock.touch()
+        return job, doc
 
-    async def _index_chunks(self, doc: Document, chunk_ids: list[str] | None = None) -> None:
-        """The loaded index follows the store: these chunks (None: every one with a vector), an
-        `EMBED_STEP` at a time, as 9,000 chunks at once held the loop for a second."""
+    def _storing(self, doc: Document, chunk_ids: list[str], vectors: np.ndarray) -> Work:
+        async def work(writer: Writer, changes: IndexChanges) -> None:
+            await writer.set_chunk_vectors(chunk_ids, vectors)
+            await self._follow_chunks(writer, changes, doc, chunk_ids)
+
+        return work
+
+    async def _follow_chunks(
+        self, writer: Writer, changes: IndexChanges, doc: Document,
+        chunk_ids: Sequence[str] | None = None,
+    ) -> None:  # fmt: skip
+        """The loaded index takes these chunks as written (None: every one with a vector); an
+        index not loaded reads them when it loads."""
         if chunk_ids == [] or self.indexes.loaded(doc.namespace) is None:
             return
-        async with self.store.read() as reader:
-            rows = await reader.chunk_index_rows_of(doc.id, chunk_ids or ())
-        for start in range(0, len(rows.seqs), EMBED_STEP):
-            if (loaded := self.indexes.loaded(doc.namespace)) is None:
-                return
-            seqs = rows.seqs[start : start + EMBED_STEP]
-            loaded.chunks.remove(seqs)  # a step tried again, or a load, may hold them already
-            loaded.chunks.add(
-                seqs, stack(rows.vectors[start : start + EMBED_STEP], self.indexes.dimension),
-                rows.texts[start : start + EMBED_STEP], rows.live[start : start + EMBED_STEP],
-            )  # fmt: skip
-            await asyncio.sleep(0)  # the loop serves others between slices
+        rows = await writer.chunk_index_rows_of(doc.id, chunk_ids or ())
+        vectors = stack(rows.vectors, self.indexes.dimension)
+        changes.add(
+            doc.namespace, "chunks", rows.seqs, vectors, rows.texts, rows.live, replacing=True
+        )
 
-    async def _commit(self, job: Job, phase: Phase, work: Work | None = None) -> Job:
-        async with self.store.write() as writer:
-            await check_current(writer, job)
+    async def _commit(
+        self, job: Job, phase: Phase, work: Work | None = None
+    ) -> tuple[Job, Document]:
+        """The phase's work and the job's move to `phase`, in one commit; the job and its
+        document after it."""
+        async with self.indexes.writing() as (writer, changes):
+            doc = await check_current(writer, job)
             if work is not None:
-                await work(writer)
-            await writer.set_job_phase(job, phase, now())
-        return msgspec.structs.replace(job, phase=phase)
+                doc = await work(writer, changes) or doc
+            if phase != job.phase:
+                await writer.set_job_phase(job, phase, now())
+        return msgspec.structs.replace(job, phase=phase), doc
 
     async def _record_failure(self, job: Job, err: Exception) -> None:
         attempts = job.attempts + 1
@@ -307,5 +324,15 @@ class Worker:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
 
 
-def _storing_vectors(chunk_ids: list[str], vectors: np.ndarray) -> Work:
-    return lambda writer: writer.set_chunk_vectors(chunk_ids, vectors)
+async def check_current(writer: Writer, job: Job) -> Document:
+    """Inside a write: the job still belongs to its document's current revision; that document."""
+    doc = await writer.document_by_id(job.document_id)
+    current = await writer.job(job.id)
+    if (
+        doc is None
+        or doc.revision != job.revision
+        or current is None
+        or current.phase in ("done", "failed")
+    ):
+        raise JobGone("its document was deleted or revised")
+    return doc
