@@ -13,9 +13,9 @@ from smemd.engine.index import files, saved
 from smemd.engine.index.ann import AnnIndex
 from smemd.engine.index.bm25 import LexicalIndex
 from smemd.engine.index.files import IndexFileError
+from smemd.engine.index.flat import FlatIndex
 from smemd.engine.index.kinds import KindIndex
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.index.vectors import FlatIndex
 from smemd.store.records import NewMemory
 from smemd.store.sqlite.store import SqliteStore as Store
 

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from smemd.engine.entities.aliases import Named, name_similarity, suggestions
 from smemd.engine.entities.merging import merge_in
+from smemd.engine.entities.suggestions import Named, name_similarity, suggestions
 from smemd.store.records import Mention, NewMemory
 from smemd.store.sqlite.store import SqliteStore as Store
 from tests.conftest import Running, StartDaemon

@@ -2,18 +2,10 @@
 
 from __future__ import annotations
 
-import msgspec
 import pytest
 
 from smemd.engine.judgement.reconcile_by_rules import Decision, decide
-
-
-class Near(msgspec.Struct, frozen=True):
-    """A neighbour as the vector search might return it."""
-
-    id: str
-    text: str
-    cosine: float
+from smemd.engine.judgement.reconcile_by_rules import Neighbour as Near
 
 
 def test_a_moved_person_updates_the_old_place() -> None:

@@ -252,3 +252,34 @@ async def test_related_memories_read_in_one_go_are_those_read_one_by_one(seeded:
             assert h.related == await related_one_by_one(engine.store, h.hit.memory, limit)
     assert any(h.related and h.related.siblings for h in hydrated)
     assert any(h.related and h.related.parents for h in hydrated)
+
+
+async def test_memory_counts_cost_as_much_for_one_document_as_for_thirty(
+    seeded: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    engine = seeded.daemon.state.engine
+    assert engine is not None
+    counts = spy_on(engine.store, monkeypatch)
+    reads = []
+    for limit in (1, 30):
+        listed, read = await measured(
+            seeded, counts, f"/ns/{NS}/list/documents?limit={limit}",
+            {"include": {"memoryCount": True}},
+        )  # fmt: skip
+        refs = [d["customId"] for d in listed["documents"]]
+        named, named_read = await measured(
+            seeded, counts, f"/ns/{NS}/list/documents/memory-counts", {"ids": [*refs, "none"]}
+        )  # fmt: skip
+        assert len(refs) == limit
+        # Each count is what the document's memories, read on their own, number.
+        async with engine.store.read() as reader:
+            for doc in listed["documents"]:
+                assert doc["system"]["memoryCount"] == len(
+                    await reader.memories_of_document(doc["id"])
+                )
+        assert [(c["id"], c["memoryCount"]) for c in named["counts"]] == [
+            (d["customId"], d["system"]["memoryCount"]) for d in listed["documents"]
+        ]
+        assert any(d["system"]["memoryCount"] for d in listed["documents"])
+        reads.append((read.total, named_read.total))
+    assert reads[0] == reads[1], reads

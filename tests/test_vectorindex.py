@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from smemd.engine.index.vectors import FlatIndex, best_rows
+from smemd.engine.index.flat import FlatIndex, best_rows
 
 
 def unit(rng: np.random.Generator, n: int, d: int = 8) -> np.ndarray:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.dreaming.dreamer import Dreamer
-from smemd.engine.entity_aliases import EntityAliases
-from smemd.engine.entity_profiles import EntityProfiles
+from smemd.engine.entities.decisions import AliasDecisions
+from smemd.engine.entities.profiles import EntityProfiles
 from smemd.engine.graph import Graphs
 from smemd.engine.hydration import Hydration
 from smemd.engine.index.per_namespace import Indexes
@@ -95,7 +95,7 @@ class Engine:
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.indexes)
         self.entities = EntityProfiles(self.store)
-        self.aliases = EntityAliases(self.store)
+        self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self._tasks: list[asyncio.Task[None]] = []
 

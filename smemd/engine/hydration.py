@@ -97,19 +97,22 @@ class Hydration:
         """What the document gave, each with how many documents it is read from."""
         async with self.store.read() as reader:
             derived = await reader.memories_of_document(document_id)
-            return [(m, len(await reader.sources_of(m.id))) for m in derived]
+            counts = await reader.source_counts([m.id for m in derived])
+        return [(m, counts.get(m.id, 0)) for m in derived]
 
     async def memory_counts(self, document_ids: Sequence[str]) -> dict[str, int]:
         """How many memories each document gave, by its id."""
         async with self.store.read() as reader:
-            return {d: len(await reader.memories_of_document(d)) for d in document_ids}
+            counts = await reader.memory_counts_of_documents(document_ids)
+        return {d: counts.get(d, 0) for d in document_ids}
 
     async def memory_counts_by_ref(self, namespace: str, refs: Sequence[str]) -> dict[str, int]:
         """How many memories each document named (by smem's id or the caller's) gave, by the
         name given; names of no document in the namespace are left out."""
         async with self.store.read() as reader:
-            found = {ref: doc.id for ref in refs if (doc := await reader.document(namespace, ref))}
-            return {ref: len(await reader.memories_of_document(d)) for ref, d in found.items()}
+            found = await reader.documents_by_ref(namespace, refs)
+            counts = await reader.memory_counts_of_documents(sorted({d.id for d in found.values()}))
+        return {ref: counts.get(doc.id, 0) for ref, doc in found.items()}
 
     async def memories_in(self, namespace: str, ids: Sequence[str]) -> list[Memory]:
         """The memories of `ids` that exist in the namespace (any version, forgotten or not)."""

@@ -375,7 +375,7 @@ def run_smem_flat(case: Case) -> Iterator[Line]:
 
 
 def _flat(case: Case) -> Any:
-    from smemd.engine.index.vectors import FlatIndex
+    from smemd.engine.index.flat import FlatIndex
 
     index = FlatIndex(case.base.shape[1], capacity=len(case.base))
     index.add(list(range(case.n)), case.base, [True] * case.n)

@@ -8,7 +8,7 @@ from aiohttp import web
 from smemd.api import params, render
 from smemd.api.memory.entities import entity_out
 from smemd.api.wire import decode, reply
-from smemd.engine.entities.aliases import Named, Suggestion
+from smemd.engine.entities.suggestions import Named, Suggestion
 from smemd.http.route import Route
 from smemd.protocol.entities import (
     AliasDecisionOut,

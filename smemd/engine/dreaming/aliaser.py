@@ -13,8 +13,8 @@ import logging
 
 import msgspec
 
-from smemd.engine.entities.aliases import Suggestion
 from smemd.engine.entities.merging import SAME, candidates, merge_in, record_apart
+from smemd.engine.entities.suggestions import Suggestion
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.questions import alias_options
 from smemd.engine.judgement.verdicts import judged

@@ -1,13 +1,13 @@
 """Merging entities, as the store is written: a merge, a split, a record that two names are
 two, and a judge's alias call settled (by a label, or a new threshold); and the suggestions
-read for a namespace. Used by a person's routes (engine/entity_aliases.py), dreaming's judge and
+read for a namespace. Used by a person's routes (decisions.py), dreaming's judge and
 labels alike."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from smemd.engine.entities.aliases import Named, Suggestion, suggestions
+from smemd.engine.entities.suggestions import Named, Suggestion, suggestions
 from smemd.engine.ids import new_id, now
 from smemd.store.protocol import Reader, Writer
 from smemd.store.records import AliasDecision, Judged

@@ -1,6 +1,6 @@
 """Approximate nearest neighbours for a large namespace: an HNSW graph (usearch) of int8 codes
 behind `VectorIndex`, with the keys and the live mask kept beside it in numpy, and the float16
-vectors its candidates are re-scored on (exact_vectors.py) on disk.
+vectors its candidates are re-scored on (rescoring.py) on disk.
 
 Every row stays in the graph, live or not (a forgotten memory is restored by flipping its
 bit, with no vector to find again); only a hard delete removes one. A search asks the graph for
@@ -27,8 +27,8 @@ import numpy as np
 if TYPE_CHECKING:
     from usearch.index import Index
 
-from smemd.engine.index.exact_vectors import ExactVectors
-from smemd.engine.index.vectors import normalise
+from smemd.engine.index.flat import normalise
+from smemd.engine.index.rescoring import ExactVectors
 
 CONNECTIVITY = 16
 EXPANSION_ADD = 128

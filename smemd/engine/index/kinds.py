@@ -12,7 +12,7 @@ import numpy as np
 
 from smemd.engine.index.ann import AnnIndex
 from smemd.engine.index.bm25 import LexicalIndex
-from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
+from smemd.engine.index.flat import EXACT_UP_TO, FlatIndex
 
 ANN_FROM = 200_000  # rows of one kind past which its vectors are an HNSW graph
 

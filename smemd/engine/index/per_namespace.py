@@ -24,10 +24,10 @@ from pathlib import Path
 from smemd.engine.index import saved
 from smemd.engine.index.ann import AnnIndex
 from smemd.engine.index.changes import Added, IndexChanges
+from smemd.engine.index.flat import EXACT_UP_TO, FlatIndex
 from smemd.engine.index.heap import release_freed_memory
 from smemd.engine.index.kinds import ANN_FROM, KindIndex
 from smemd.engine.index.loading import load_kind, off_loop
-from smemd.engine.index.vectors import EXACT_UP_TO, FlatIndex
 from smemd.errors import Unavailable
 from smemd.store import deadline
 from smemd.store.protocol import Store, Writer

@@ -19,7 +19,7 @@ from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.judgement.reconcile_by_model import judged_decision
-from smemd.engine.judgement.reconcile_by_rules import Decision, decide
+from smemd.engine.judgement.reconcile_by_rules import Decision, Neighbour, decide
 from smemd.store.protocol import Store, Writer
 from smemd.store.records import Candidate, Document, Job, Judged, Memory, NewMemory
 
@@ -28,12 +28,6 @@ log = logging.getLogger("smemd.engine")
 NEIGHBOURS = 5
 # Seqs per batch of one read: well under the parameters SQLite binds in one statement.
 ROWS_PER_READ = 500
-
-
-class Neighbour(msgspec.Struct, frozen=True):
-    id: str
-    text: str
-    cosine: float
 
 
 class Plan(msgspec.Struct):

@@ -17,7 +17,7 @@ both can be true, and keeping both loses nothing. tests/bench/updates.py measure
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal, Protocol
+from typing import Literal
 
 import msgspec
 
@@ -26,15 +26,12 @@ from smemd.engine.judgement.fact_parts import FactParts, meets
 from smemd.engine.judgement.vocabulary import PEOPLE, REPLACEMENT_CUES, attributes_of
 
 
-class Neighbour(Protocol):
+class Neighbour(msgspec.Struct, frozen=True):
     """An existing memory near the new fact, as the vector search returns it."""
 
-    @property
-    def id(self) -> str: ...
-    @property
-    def text(self) -> str: ...
-    @property
-    def cosine(self) -> float: ...
+    id: str
+    text: str
+    cosine: float
 
 
 class Decision(msgspec.Struct, frozen=True, kw_only=True):

@@ -82,6 +82,22 @@ class DocumentReads:
         )
         return to_record(Document, next(iter(rows))) if rows else None
 
+    async def documents_by_ref(self, namespace: str, refs: Sequence[str]) -> dict[str, Document]:
+        """Each ref's document, by smem's id or else the caller's, keyed by the ref given; refs
+        of no document in the namespace are left out."""
+        if not refs:
+            return {}
+        marks = ",".join("?" * len(refs))
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ?"
+            f" AND (id IN ({marks}) OR caller_id IN ({marks}))",
+            [namespace, *refs, *refs],
+        )
+        docs = to_records(Document, list(rows))
+        by_id = {d.id: d for d in docs}
+        by_caller = {d.caller_id: d for d in docs if d.caller_id is not None}
+        return {ref: doc for ref in refs if (doc := by_id.get(ref) or by_caller.get(ref))}
+
     async def document_in_scope(self, ref: str, scope: Scope = EVERY) -> Document | None:
         """By smem's id, else by the caller's id in any namespace in scope (the most recently
         updated, when several namespaces use it): for the legacy routes that name no namespace."""

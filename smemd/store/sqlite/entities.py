@@ -3,7 +3,7 @@ with their memories and the entities mentioned beside them.
 
 A link names the row of the name its memory used. A merged name's row points at the entity it
 was merged into (`merged_into`), so an entity is its own row and every row merged into it: its
-aliases, times and memories are the group's (see aliases.py for merge and split).
+aliases, times and memories are the group's (see entity_merges.py for merge and split).
 """
 
 from __future__ import annotations

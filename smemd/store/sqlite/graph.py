@@ -3,7 +3,7 @@ entities, and those nodes themselves, always in batches of ids and within the on
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import aiosqlite
@@ -11,11 +11,10 @@ import msgspec
 
 from smemd.store.records import DocumentHead, Entity, Link, Memory
 from smemd.store.sqlite.entities import ENTITY_SELECT, entity_from_row
-from smemd.store.sqlite.rows import MEMORY_COLUMNS, to_records
+from smemd.store.sqlite.rows import MEMORY_COLUMNS, batches, to_records
 
 # Ids per statement: each batch is named twice in some statements, beside at most the graph's
 # 500 nodes, well under SQLite's limit of bound parameters (32766 since 3.32).
-BATCH = 200
 
 
 class _LinkTable(NamedTuple):
@@ -47,11 +46,6 @@ _TABLES = (
         order="(m.is_latest = 1 AND m.forgotten_at IS NULL) DESC, m.seq DESC",
     ),
 )  # fmt: skip
-
-
-def batches(ids: Sequence[str]) -> Iterator[list[str]]:
-    for start in range(0, len(ids), BATCH):
-        yield list(ids[start : start + BATCH])
 
 
 def _marks(ids: Sequence[str]) -> str:

@@ -31,6 +31,7 @@ from smemd.store.sqlite.entities import EntityWrites
 from smemd.store.sqlite.retractions import CHUNK_RETRACTED
 from smemd.store.sqlite.rows import (
     MEMORY_COLUMNS,
+    batches,
     list_json,
     metadata_json,
     to_record,
@@ -261,6 +262,33 @@ class MemoryReads:
         for relation in to_records(Relation, list(incoming)):
             by_memory[relation.to_id].append(relation)
         return by_memory
+
+    async def memory_counts_of_documents(self, document_ids: Sequence[str]) -> dict[str, int]:
+        """How many memories each document gave (read from it or citing it), by its id; those
+        of none are left out."""
+        if not document_ids:
+            return {}
+        marks = ",".join("?" * len(document_ids))
+        rows = await self.db.execute_fetchall(
+            f"SELECT d, count(*) FROM (SELECT document_id AS d, id FROM memories"
+            f" WHERE document_id IN ({marks}) UNION SELECT document_id, memory_id"
+            f" FROM memory_sources WHERE document_id IN ({marks})) GROUP BY d",
+            [*document_ids, *document_ids],
+        )
+        return {r[0]: r[1] for r in rows}
+
+    async def source_counts(self, memory_ids: Sequence[str]) -> dict[str, int]:
+        """How many documents each memory is read from, by its id; those of none are left out."""
+        counts: dict[str, int] = {}
+        for batch in batches(memory_ids):  # a large document's thousands of memories
+            marks = ",".join("?" * len(batch))
+            rows = await self.db.execute_fetchall(
+                f"SELECT memory_id, count(*) FROM memory_sources WHERE memory_id IN ({marks})"
+                " GROUP BY memory_id",
+                batch,
+            )
+            counts |= {r[0]: r[1] for r in rows}
+        return counts
 
     async def sources_of(self, memory_id: str) -> list[str]:
         rows = await self.db.execute_fetchall(

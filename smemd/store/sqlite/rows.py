@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
 import aiosqlite
@@ -12,6 +12,7 @@ import msgspec
 from smemd.store.records import Chunk, Document, Job, Memory, Record
 
 R = TypeVar("R", bound=Record)
+T = TypeVar("T")
 
 _json_encode = msgspec.json.Encoder().encode
 _json_decode = msgspec.json.Decoder(dict[str, Any]).decode
@@ -47,6 +48,12 @@ def _values(record: type[Record], row: sqlite3.Row | tuple[Any, ...]) -> dict[st
         raw = values["entities"]
         values["entities"] = [] if raw == "[]" else _json_list(raw)
     return values
+
+
+def batches(ids: Sequence[T], size: int = 200) -> Iterator[list[T]]:
+    """Ids in lists of `size`: well within what SQLite binds in one statement."""
+    for start in range(0, len(ids), size):
+        yield list(ids[start : start + size])
 
 
 def metadata_json(metadata: dict[str, Any]) -> str:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import aiosqlite
 
-from smemd.store.sqlite.aliases import AliasReads, AliasWrites
 from smemd.store.sqlite.contradictions import ContradictionReads
 from smemd.store.sqlite.db import Database
 from smemd.store.sqlite.documents import DocumentReads, DocumentWrites
 from smemd.store.sqlite.entities import EntityReads
+from smemd.store.sqlite.entity_merges import AliasReads, AliasWrites
 from smemd.store.sqlite.graph import GraphReads
 from smemd.store.sqlite.inferences import InferenceReads, InferenceWrites
 from smemd.store.sqlite.judgements import JudgementReads, JudgementWrites

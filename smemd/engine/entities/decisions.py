@@ -1,15 +1,15 @@
-"""Aliases: one entity under several names. Suggested from names and what is said of each
-(entities/aliases.py), decided by a person (merge, split) or by the judge while dreaming
-(dreaming/aliaser.py), all through entities/merging.py, and every decision recorded: who made it, with what probability. A merge
-is undone by a split; a split keeps the two apart from then on, and a label on a judge's call
-does the same as a person's merge or split."""
+"""Alias decisions: one entity under several names. Suggested from names and what is said of each
+(suggestions.py), decided by a person (merge, split, here) or by the judge while dreaming
+(dreaming/aliaser.py), all through merging.py, and every decision recorded: who made it, with
+what probability. A merge is undone by a split; a split keeps the two apart from then on, and a
+label on a judge's call does the same as a person's merge or split."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from smemd.engine.entities.aliases import Suggestion
 from smemd.engine.entities.merging import candidates, merge_in, split_out
+from smemd.engine.entities.suggestions import Suggestion
 from smemd.errors import BadRequest, Conflict, NotFound
 from smemd.store.protocol import Reader, Store
 from smemd.store.records import AliasDecision, Entity
@@ -21,7 +21,7 @@ class Split:
     entities: list[Entity]  # the entity kept, then the one split out, as they are now
 
 
-class EntityAliases:
+class AliasDecisions:
     def __init__(self, store: Store) -> None:
         self.store = store
 

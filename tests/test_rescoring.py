@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from smemd.engine.index.ann import AnnIndex
-from smemd.engine.index.exact_vectors import ExactVectors
-from smemd.engine.index.vectors import FlatIndex
+from smemd.engine.index.flat import FlatIndex
+from smemd.engine.index.rescoring import ExactVectors
 from tests.test_ann import DIMENSION, clustered
 
 
