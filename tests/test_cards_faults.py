@@ -186,10 +186,11 @@ async def test_telemetry_resumes_after_ssh_drops(tmp_path: Path) -> None:
         accepted = node.connections_accepted
         dropped_at = time.time()
         node.drop_ssh()
-        seen: set[str] = set()
+        seen: dict[str, str] = {}  # each state seen, with the reason the daemon gave for it
 
         async def resumed() -> list[dict[str, Any]] | None:
-            seen.add((await nodes_by_id(daemon))["node4"]["state"])
+            shown = (await nodes_by_id(daemon))["node4"]
+            seen.setdefault(shown["state"], shown.get("lastError", ""))
             path = f"/v1/telemetry?node=node4&since={dropped_at}"
             status, body = await acall(daemon, "GET", path)
             assert status == 200, body
@@ -199,7 +200,7 @@ async def test_telemetry_resumes_after_ssh_drops(tmp_path: Path) -> None:
         fresh = await until(resumed, 10, "node4 sampled again after its ssh dropped")
         assert 20 < fresh[-1]["temperatureC"] < 90, fresh
         assert node.connections_accepted > accepted  # a new connection, not the old one
-        assert seen == {"up"}, seen
+        assert set(seen) == {"up"}, seen
         for state in ("degraded", "down", "failed"):  # not even between two looks
             assert f"node node4: {state}" not in daemon.log()
         assert (await nodes_by_id(daemon))["node4"]["state"] == "up"
