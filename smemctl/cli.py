@@ -13,7 +13,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from smemctl import answers, calibration, entities, fleet, ingest, memory, nodes, review, stats
+from smemctl import (
+    answers,
+    calibration,
+    entities,
+    fleet,
+    ingest,
+    memory,
+    nodes,
+    review,
+    stats,
+    store,
+)  # fmt: skip
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
 from smemctl.mcp import command as mcp_command
@@ -209,6 +220,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
     ),
     "resume": (fleet.resume, "take lent nodes back (all without NODE)", fleet.resume_arguments),
     "jobs": (stats.jobs, "recent ingest jobs and the count in each phase", stats.jobs_arguments),
+    "store": (
+        store.store,
+        "copy a stopped daemon's store into a new one: store copy --to postgresql://… or FILE",
+        store.store_arguments,
+    ),
 }
 
 

@@ -233,9 +233,19 @@ class IngestConfig(Section):
 
 
 class StoreConfig(Section):
-    """Where memory is kept. `sqlite`: one file, `<state-dir>/smem.sqlite3`, that one daemon opens."""
+    """Where memory is kept. `sqlite`: one file, `<state-dir>/smem.sqlite3`, that one daemon
+    opens. `postgres`: a PostgreSQL database with pgvector, named by `dsn` or `dsn-file`."""
 
     kind: StoreKind = "sqlite"
+    # A libpq connection string or postgresql:// URI; `dsn-file` keeps its secret out of the
+    # config (one line). Never logged: smemd names the server as role@host:port/database.
+    dsn: str = ""
+    dsn_file: str = ""
+    pool_size: Annotated[int, msgspec.Meta(ge=2, le=200)] = 10
+    statement_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=86400)] = 60.0
+
+    def __repr__(self) -> str:  # a dsn may hold a password
+        return f"StoreConfig(kind={self.kind!r}, pool_size={self.pool_size})"
 
 
 class Config(Section):
@@ -340,6 +350,7 @@ def _check(config: Config) -> None:
     if config.fleet.kind == "local" and not config.fleet.local.embed_model:
         raise ConfigError("$.fleet.local.embed-model: the local fleet needs an embedding model")
     _check_tokens(config.api)
+    _check_store(config.store)
     for i, entry in enumerate(config.api.allow_origins):
         try:
             origins.parse_origin(entry)
@@ -360,6 +371,17 @@ def _check(config: Config) -> None:
         if node.id in seen:
             raise ConfigError(f"$.fleet.nodes[{i}].id: duplicate node id {node.id!r}")
         seen.add(node.id)
+
+
+def _check_store(store: StoreConfig) -> None:
+    if store.kind == "sqlite":
+        if store.dsn or store.dsn_file:
+            raise ConfigError("$.store.dsn: only a postgres store has one (kind is sqlite)")
+        return
+    if bool(store.dsn) == bool(store.dsn_file):
+        raise ConfigError("$.store: a postgres store needs exactly one of dsn and dsn-file")
+    if store.dsn_file:
+        store.dsn = _read_secret("$.store.dsn-file", Path(store.dsn_file))
 
 
 # A bearer token's characters (RFC 6750); anything else could not be sent in a header.

@@ -32,7 +32,7 @@ from smemd.fleet.assembly import Fleet, FleetError
 from smemd.lock import AlreadyRunning, StateLock
 from smemd.notify import keep_watchdog, notify, watchdog_interval
 from smemd.protocol import Listeners
-from smemd.store.opening import configured_store
+from smemd.store.opening import StoreRefused, configured_store
 
 # After the drain, how long a connection may take to end: the rest of a refused request's body
 # to arrive, a reply to be written out. A client that stalls must not stretch the stop.
@@ -42,7 +42,11 @@ FORCED_EXIT_S = 2.0
 
 
 class StartupError(Exception):
-    pass
+    """The daemon cannot start; `exit_code` 2 when only a change of its configuration can help."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class Daemon:
@@ -68,7 +72,7 @@ class Daemon:
             await self.run()
         except StartupError as err:
             log.daemon.error("%s", err)
-            return 1
+            return err.exit_code
         finally:
             await self.shutdown()
         return 0
@@ -123,7 +127,14 @@ class Daemon:
             fleet = await self._stack.enter_async_context(Fleet(self.config))
         except FleetError as err:
             raise StartupError(str(err)) from err
-        store = configured_store(self.config.store.kind, self.config.state_dir)
+        chosen = self.config.store
+        store = configured_store(
+            chosen.kind,
+            self.config.state_dir,
+            dsn=chosen.dsn,
+            pool_size=chosen.pool_size,
+            statement_timeout_s=chosen.statement_timeout_s,
+        )
         engine = Engine(
             store,
             self.config.state_dir,
@@ -138,6 +149,8 @@ class Daemon:
             await engine.start()
         except (OSError, StorageFull, StorageUnavailable) as err:
             raise StartupError(f"cannot open the store {store.location}: {err}") from err
+        except StoreRefused as err:
+            raise StartupError(f"cannot use the store {store.location}: {err}", 2) from err
         except EmbedderMismatch as err:
             raise StartupError(str(err)) from err
         self._stack.push_async_callback(engine.stop)

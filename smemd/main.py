@@ -96,9 +96,11 @@ def _exit_past_stuck_threads(code: int) -> int:
 
 
 def render_config(config: Config) -> str:
-    """The effective config as TOML, tokens masked."""
+    """The effective config as TOML, tokens and the store's dsn masked."""
     data = msgspec.to_builtins(config)
     for key in SECRET_KEYS:
         if data["api"][key]:
             data["api"][key] = "********"
+    if data["store"]["dsn"]:
+        data["store"]["dsn"] = "********"
     return tomlwriter.dumps(data)

@@ -16,7 +16,47 @@ from aiohttp import web
 
 from smemd.config import Config, load
 from smemd.daemon import Daemon
+from tests import postgres
 from tests.daemon_process import DaemonProcess
+
+# The suites that run once per store backend (the rest run on SQLite): those whose behaviour
+# lives in the store.
+BACKEND_SUITES = frozenset({
+    "test_index_changes", "test_entities", "test_entity_aliases",
+    "test_namespace_removal", "test_retraction", "test_tenancy", "test_valid_time",
+    "test_memory_api", "test_sdk", "test_sdk_more", "test_reconcile", "test_derives",
+    "test_overview", "test_profile", "test_search_entity", "test_graph", "test_review",
+    "test_dreaming", "test_legacy_v4", "test_large_documents", "test_query_windows",
+    "test_smemctl_memory", "test_smemctl_entities", "test_console_memories",
+})  # fmt: skip
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if metafunc.module.__name__.rpartition(".")[2] in BACKEND_SUITES:
+        metafunc.parametrize("store_backend", ["sqlite", "postgres"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[postgres.Server]:
+    yield from postgres.start()
+
+
+@pytest.fixture(autouse=True)
+def store_backend(request: pytest.FixtureRequest) -> Iterator[str]:
+    """The store a test's daemons use: SQLite, or a fresh PostgreSQL database for the suites
+    run on both (`BACKEND_SUITES`)."""
+    kind = getattr(request, "param", "sqlite")
+    if kind == "sqlite":
+        yield kind
+        return
+    server: postgres.Server = request.getfixturevalue("postgres_server")
+    dsn = server.database()
+    postgres.store_settings.update({("store", "kind"): "postgres", ("store", "dsn"): dsn})
+    try:
+        yield kind
+    finally:
+        postgres.store_settings.clear()
+        server.drop(dsn)
 
 
 @pytest.fixture
@@ -33,6 +73,7 @@ def make_config(state_dir: Path, **settings: Any) -> Config:
         ("paths", "state-dir"): str(state_dir),
         ("paths", "socket"): str(state_dir / "smemd.sock"),
         ("api", "listen"): "127.0.0.1:0",
+        **postgres.store_settings,
     }
     for name, value in settings.items():
         section, key = name.split("__")
@@ -46,7 +87,7 @@ def config_with_tokens(state_dir: Path, api: str = "") -> Config:
     toml = state_dir / "smemd.toml"
     toml.write_text(
         f'[paths]\nstate-dir = "{state_dir}"\nsocket = "{state_dir / "smemd.sock"}"\n'
-        f'[api]\nlisten = "127.0.0.1:0"\n{api}'
+        f'[api]\nlisten = "127.0.0.1:0"\n{api}\n{postgres.store_table()}'
     )
     return load(toml, env={})
 

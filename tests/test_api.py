@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import logging
+import re
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -60,6 +61,11 @@ async def test_status_reports_the_process_and_its_listeners(running: Running) ->
         "tcp"
     ].endswith(":0")
     assert body["fleetKind"] == "builtin"
+    store = body["store"]
+    assert (
+        store["kind"] == "sqlite" and store["location"] == f"{config.paths.state_dir}/smem.sqlite3"
+    )
+    assert re.fullmatch(r"3\.\d+\.\d+", store["serverVersion"])  # SQLite's library
     # No model serves the llm role: facts and answers come from the heuristics, and say so.
     assert body["heuristics"] == [
         "extraction", "reconciliation", "answers", "dreaming typing", "dreaming links",

@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from smemd.engine.filters import Filter, FilterError, Group, Predicate, parse_filter
+from smemd.store.postgres import filter_sql as postgres_sql
 from smemd.store.sqlite.filter_sql import filter_sql
+from tests import postgres
 from tests.raw_sqlite import connect
+
+Matches = Callable[..., bool]
 
 
 def sql_matches(filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True) -> bool:
@@ -22,6 +27,37 @@ def sql_matches(filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool
         db.execute("INSERT INTO t VALUES (?)", (json.dumps(metadata, ensure_ascii=ensure_ascii),))
         (count,) = db.execute(f"SELECT count(*) FROM t WHERE {where}", params).fetchone()
     return bool(count)
+
+
+@pytest.fixture(scope="module")
+def postgres_table(postgres_server: postgres.Server) -> Iterator[Any]:
+    """A PostgreSQL connection with an empty table `t (meta jsonb)`, as the store keeps metadata."""
+    dsn = postgres_server.database()
+    try:
+        with postgres.connect(dsn) as db:
+            db.execute("CREATE TABLE t (meta JSONB NOT NULL)")
+            yield db
+    finally:
+        postgres_server.drop(dsn)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def matches(request: pytest.FixtureRequest) -> Matches:
+    """Whether a filter's SQL, on one backend, admits a row holding this metadata."""
+    if request.param == "sqlite":
+        return sql_matches
+    db = request.getfixturevalue("postgres_table")
+
+    def postgres_matches(
+        filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True
+    ) -> bool:
+        where, params = postgres_sql.filter_sql(filter_, "meta")
+        text = json.dumps(metadata, ensure_ascii=ensure_ascii)
+        with db.transaction(force_rollback=True):
+            db.execute("INSERT INTO t VALUES (%s)", [text])
+            return bool(postgres.count(db, f"SELECT count(*) FROM t WHERE {where}", params))
+
+    return postgres_matches
 
 
 def pred(field: object, op: str, value: object, **extra: object) -> dict[str, object]:
@@ -227,10 +263,12 @@ EVALUATION: list[tuple[dict[str, object], bool]] = [
 
 
 @pytest.mark.parametrize(("raw", "expected"), EVALUATION)
-def test_evaluation_in_python_and_sql(raw: dict[str, object], expected: bool) -> None:
+def test_evaluation_in_python_and_sql(
+    raw: dict[str, object], expected: bool, matches: Matches
+) -> None:
     tree = parse_filter(raw)
     assert tree.matches(META) is expected
-    assert sql_matches(tree, META) is expected
+    assert matches(tree, META) is expected
 
 
 def test_sql_binds_keys_and_values_as_parameters() -> None:
@@ -241,7 +279,7 @@ def test_sql_binds_keys_and_values_as_parameters() -> None:
 
 
 @pytest.mark.parametrize("subgroup_first", [True, False])
-def test_the_widest_deepest_filter_runs_in_sqlite(subgroup_first: bool) -> None:
+def test_the_widest_deepest_filter_runs_in_sql(subgroup_first: bool, matches: Matches) -> None:
     def deepest(innermost: int) -> dict[str, object]:
         raw: dict[str, object] = {"operator": "and", "operands": [pred("n", "gte", 0)] * innermost}
         for _ in range(4):
@@ -253,7 +291,7 @@ def test_the_widest_deepest_filter_runs_in_sqlite(subgroup_first: bool) -> None:
     with pytest.raises(FilterError, match="more than 200 predicates"):
         parse_filter(deepest(197))
     assert tree.matches(META)
-    assert sql_matches(tree, META)
+    assert matches(tree, META)
 
 
 # The property test: random filters over random metadata agree in Python and SQLite.
@@ -352,10 +390,13 @@ def near(value: object) -> list[object]:
     return [n for n in numbers if not isinstance(n, int) or -(2**63) <= n < 2**63]
 
 
-@settings(max_examples=300, deadline=None)
+# The fixture is the backend, the same for every example.
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(raw=FILTERS, data=st.data(), ensure_ascii=st.booleans())
 def test_sql_agrees_with_python(
-    raw: dict[str, Any], data: st.DataObject, ensure_ascii: bool
+    raw: dict[str, Any], data: st.DataObject, ensure_ascii: bool, matches: Matches
 ) -> None:
     metadata = data.draw(st.dictionaries(META_KEYS, VALUES, max_size=5))
     # Give most predicates a value near their own under their key: matches and near misses.
@@ -363,4 +404,4 @@ def test_sql_agrees_with_python(
         if data.draw(st.integers(0, 3)):
             metadata[leaf["field"]] = data.draw(st.sampled_from(near(leaf["value"])))
     tree = parse_filter(raw)
-    assert sql_matches(tree, metadata, ensure_ascii=ensure_ascii) == tree.matches(metadata)
+    assert matches(tree, metadata, ensure_ascii=ensure_ascii) == tree.matches(metadata)

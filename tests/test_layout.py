@@ -20,7 +20,8 @@ ENGINE = Path(smemd.engine.__file__).parent
 ROOT = ENGINE.parent.parent
 CODE = ("smemd", "boot", "smemctl", "nodeimages")
 STORE = ("smemd/store",)
-SQLITE_HELPER = ("tests/raw_sqlite.py",)
+# The tests' doors to the databases themselves: SQLite's file, and the PostgreSQL server.
+DATABASE_HELPERS = ("tests/raw_sqlite.py", "tests/postgres.py")
 FRONT = ("smemd/api", "smemd/console")
 SHARED = {"ids", "quiet", "filters"}
 # What each sub-package may import of the engine, besides itself.
@@ -77,7 +78,7 @@ def test_review_imports_only_the_shared_modules_and_the_indexes() -> None:
 
 def driver_imports(root: Path) -> list[str]:
     return rules.driver_imports(root, CODE, STORE) + rules.driver_imports(
-        root, ["tests"], SQLITE_HELPER
+        root, ["tests"], DATABASE_HELPERS
     )
 
 

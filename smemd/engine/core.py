@@ -129,6 +129,10 @@ class Engine:
                 " repair the model install, or use a new state dir"
             )
 
+    def store_identity(self) -> tuple[str, str, str]:
+        """The store's kind, where it is (never a secret) and its engine's version."""
+        return self.store.kind, self.store.location, self.store.server_version
+
     async def stop(self) -> None:
         """Cancel the worker and dreaming, then close the store; each step has a bound, so a
         store that hangs (a failing disk) cannot hold the daemon's stop forever."""

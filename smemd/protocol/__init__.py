@@ -65,6 +65,12 @@ class Dreaming(Reply):
     aliases_merged: int = 0  # of those, merged as one entity
 
 
+class StoreStatus(Reply):
+    kind: str  # `[store] kind`
+    location: str  # the file, or role@host:port/database (never a password)
+    server_version: str  # SQLite's library, or the PostgreSQL server
+
+
 class Status(Reply):
     version: str
     pid: int
@@ -79,6 +85,7 @@ class Status(Reply):
     # What runs on the engine's heuristics because no node serves the llm role.
     heuristics: list[str] = msgspec.field(default_factory=list)
     dreaming: Dreaming | None = None  # None before the engine is up
+    store: StoreStatus | None = None  # None before the engine is up
 
 
 class LogLevelChange(Request):

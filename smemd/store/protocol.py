@@ -1,11 +1,13 @@
 """What the engine may ask of a store, by concern, whatever holds the data.
 
 Everything above `smemd/store/` depends on these Protocols, never on a backend: the SQLite one
-(`smemd/store/sqlite/`) satisfies them structurally, and the type checker holds it to that where
-the daemon hands it to the engine. A read sees one moment of the store; a write is one
+(`smemd/store/sqlite/`) and the PostgreSQL one (`smemd/store/postgres/`), both running the SQL
+of `smemd/store/sql/`, satisfy them structurally, and the type checker holds them to that where
+the daemon hands a store to the engine. A store raises StoreRefused at `open()` when it cannot
+be used as configured (smemd.store.refusal). A read sees one moment of the store; a write is one
 transaction, committed when its block ends and rolled back when it raises. A store raises only
-smem's own errors for its faults (`StorageFull`, `StorageUnavailable`, `TimedOut`), never a
-driver's.
+smem's own errors for its faults (`StorageFull`, `StorageUnavailable`, `TimedOut`, and
+`BadRequest` for text its backend cannot hold), never a driver's.
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ class DocumentReading(Protocol):
     async def chunks_of_documents(self, document_ids: Sequence[str]) -> dict[str, list[Chunk]]: ...
     async def chunks_by_seq(self, seqs: Sequence[int]) -> dict[int, Chunk]: ...
     async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows: ...
-    async def chunks_without_vectors(self, document_id: str, limit: int = -1) -> list[Chunk]: ...
+    async def chunks_without_vectors(
+        self, document_id: str, limit: int | None = None
+    ) -> list[Chunk]: ...
     async def chunk_index_rows_of(
         self, document_id: str, chunk_ids: Sequence[str] = ()
     ) -> IndexRows: ...
@@ -371,8 +375,18 @@ class Writer(
 
 class Store(Protocol):
     @property
+    def kind(self) -> str:
+        """The backend, as `[store] kind` names it."""
+        ...
+
+    @property
     def location(self) -> str:
         """Where the data lives, for a log line (never a secret)."""
+        ...
+
+    @property
+    def server_version(self) -> str:
+        """The version of the database engine under the store (known once it is open)."""
         ...
 
     async def open(self) -> list[str]:

@@ -1,6 +1,7 @@
 """What the engine asks a store for, as values: which memories or chunks a query may see, which
 a listing or a profile takes, and in what order. The engine builds and validates them; each
-store compiles them to its own query language (SQLite: smemd.store.sqlite.conditions)."""
+store compiles them to its own query language (SQL, for both backends: smemd.store.sql.
+conditions)."""
 
 from __future__ import annotations
 

@@ -1,16 +1,20 @@
 """The namespaces a caller may see: names or glob patterns, or every namespace.
 
 Patterns use `*` (any run) and `?` (one character) over namespace characters only, where
-Python's `fnmatchcase` and SQLite's `GLOB` agree exactly (both case-sensitive; neither is
-given brackets to disagree on), so a check in Python and a filter in SQL say the same.
+Python's `fnmatchcase`, SQLite's `GLOB` and a PostgreSQL `LIKE` of the same pattern agree
+exactly (all case-sensitive; none is given brackets to disagree on), so a check in Python and a
+filter in SQL say the same.
 """
 
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
+
+if TYPE_CHECKING:
+    from smemd.store.sql.connection import Dialect
 
 PATTERN = r"^[a-zA-Z0-9_:*?-]{1,100}$"
 Pattern = Annotated[str, msgspec.Meta(pattern=PATTERN)]
@@ -26,14 +30,17 @@ class Scope(msgspec.Struct, frozen=True):
     def sees(self, namespace: str) -> bool:
         return self.is_every or any(fnmatchcase(namespace, p) for p in self.patterns or ())
 
-    def where(self, column: str) -> tuple[str, list[object]]:
+    def where(self, column: str, dialect: Dialect) -> tuple[str, list[object]]:
         """SQL over `column` (trusted) for the namespaces in scope."""
         if self.is_every:
-            return "1", []
+            return "TRUE", []
         patterns = list(self.patterns or ())
         if not patterns:
-            return "0", []
-        return "(" + " OR ".join(f"{column} GLOB ?" for _ in patterns) + ")", list(patterns)
+            return "FALSE", []
+        test = dialect.matches_pattern(column)
+        return "(" + " OR ".join(test for _ in patterns) + ")", [
+            dialect.pattern(p) for p in patterns
+        ]
 
 
 EVERY = Scope()

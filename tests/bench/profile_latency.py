@@ -27,8 +27,8 @@ from smemd.engine.recall.hybrid import Recall
 from smemd.engine.recall.profile import Profiles
 from smemd.fleet.builtin import HashedEmbedder
 from smemd.store.records import MemoryType, NewMemory
-from smemd.store.sqlite.conditions import LIVE_NOW
-from smemd.store.sqlite.rows import MEMORY_COLUMNS
+from smemd.store.sql.conditions import LIVE_NOW
+from smemd.store.sql.rows import MEMORY_COLUMNS
 from smemd.store.sqlite.store import SqliteStore as Store
 from tests.raw_sqlite import connection
 

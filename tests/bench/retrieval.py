@@ -10,11 +10,14 @@ Prints one line: any@5/10/20, all@10, MRR, any@10 per category, queries per seco
 phase (one keep-alive connection, one query at a time), the mean context tokens of the top 10
 results (approximated as characters / 4, no tokenizer) and the ingest wall time (first batch to
 the last job done). `--state-dir` keeps the daemon's state so a later run can skip the ingest.
+`--store postgres` runs it twice in one go, on SQLite and then on a PostgreSQL database
+(tests/postgres.py), and prints both lines.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import re
 import shutil
@@ -23,10 +26,11 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 from urllib.parse import quote
 
 from smemctl.client import UnixConnection
+from tests import postgres
 from tests.daemon_process import DaemonProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -235,18 +239,57 @@ def main() -> None:
         "--ann-from", type=int, metavar="N",
         help="[engine] ann-from for the daemon (0: every namespace's vectors are an HNSW graph)",
     )  # fmt: skip
+    parser.add_argument(
+        "--store", choices=["sqlite", "postgres"], default="sqlite",
+        help="postgres: the daemon on a PostgreSQL database (tests/postgres.py), after the same"
+        " run on SQLite, both lines printed",
+    )  # fmt: skip
     args = parser.parse_args()
     conversations = load(args.path)
-    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
+    settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
+    engine = "".join(f"{key} = {value}\n" for key, value in settings.items() if value is not None)
+    config = f"[engine]\n{engine}" if engine else ""
+    name = args.path.name.removesuffix(".json")
+    if args.store == "sqlite":
+        print(run(conversations, config, args.state_dir, args.dump).line(name))
+        return
+    with contextlib.contextmanager(postgres.start)() as server:
+        print(run(conversations, config, None, None).line(f"{name} store=sqlite"))
+        dsn = server.database()
+        try:
+            table = f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
+            print(
+                run(conversations, config + table, None, args.dump).line(f"{name} store=postgres")
+            )
+        finally:
+            server.drop(dsn)
+
+
+class Run(NamedTuple):
+    scores: Scores
+    qps: float
+    ingest_s: float
+
+    def line(self, name: str) -> str:
+        return self.scores.line(name, self.qps, self.ingest_s)
+
+
+def run(
+    conversations: list[Conversation],
+    config_text: str,
+    state_dir: Path | None,
+    dump_to: Path | None,
+) -> Run:
+    """Ingest and search on one daemon (`config_text`: its config file, '' for none)."""
+    kept = state_dir is not None
+    state_dir = state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
     state_dir.mkdir(parents=True, exist_ok=True)
     config = None
-    settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
-    if any(value is not None for value in settings.values()):
+    if config_text:
         config = state_dir / "smemd.toml"
-        lines = [f"{key} = {value}" for key, value in settings.items() if value is not None]
-        config.write_text("[engine]\n" + "\n".join(lines) + "\n")
+        config.write_text(config_text)
     daemon = DaemonProcess(state_dir, config).start(["--log-level", "warning"])
-    dump: list[dict[str, Any]] | None = [] if args.dump else None
+    dump: list[dict[str, Any]] | None = [] if dump_to else None
     try:
         http = Http(daemon.socket)
         status = http.call("GET", "/v1/status")
@@ -256,12 +299,11 @@ def main() -> None:
         scores, qps = search(http, conversations, dump)
     finally:
         daemon.stop()
-        if args.state_dir is None:
+        if not kept:
             shutil.rmtree(state_dir, ignore_errors=True)
-    if args.dump and dump is not None:
-        args.dump.write_text(json.dumps(dump, indent=1))
-    name = args.path.name.removesuffix(".json")
-    print(scores.line(name, qps, ingest_s))
+    if dump_to and dump is not None:
+        dump_to.write_text(json.dumps(dump, indent=1))
+    return Run(scores, qps, ingest_s)
 
 
 if __name__ == "__main__":

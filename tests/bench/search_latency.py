@@ -14,6 +14,8 @@ its first search answered (the engine run before it has built and saved a large 
 graph, as a daemon does at its first load). `--state DIR` fills DIR once and reuses it: a 1M
 fill takes minutes and its first graph build about a quarter of an hour on 2 cores; later runs
 load the saved graph. ANN recall is `ann_recall`'s figure.
+`--store postgres` measures each size on SQLite and then on a PostgreSQL database
+(tests/postgres.py), the two lines side by side as `store=sqlite … || store=postgres …`.
 Targets on 2 cores: engine p95 <= 5 ms and HTTP p95 <= 25 ms at 100k; RSS <= 400 MB at 100k;
 at 1M (`--sizes 1000000`, past `[engine] ann-from`): engine p95 <= 10 ms, HTTP p95 <= 30 ms,
 cold start <= 10 s, RSS <= 1.2 GB.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import random
 import shutil
 import statistics
@@ -44,7 +47,9 @@ from smemd.config import EngineConfig  # noqa: E402
 from smemd.engine.core import Engine  # noqa: E402
 from smemd.engine.recall.query import Query  # noqa: E402
 from smemd.store.opening import DATABASE_NAME, configured_store  # noqa: E402
+from smemd.store.protocol import Store  # noqa: E402
 from smemd.store.records import NewMemory  # noqa: E402
+from tests import postgres  # noqa: E402
 from tests.daemon_process import DaemonProcess  # noqa: E402
 
 NS = "bench"
@@ -89,14 +94,14 @@ def queries(seed: int) -> list[str]:
 
 async def fill(
     state_dir: Path, count: int, seed: int, namespace: str = NS,
-    metadata: Callable[[random.Random], dict[str, Any]] | None = None,
+    metadata: Callable[[random.Random], dict[str, Any]] | None = None, dsn: str = "",
 ) -> list[str]:  # fmt: skip
     """Bulk-insert `count` memories (each with `metadata(rng)` when given); return query texts
     drawn from the same vocabulary."""
     rng = random.Random(seed)
     words, weights = vocabulary(rng)
     vectors = RandomEmbedder(seed)
-    engine = Engine(configured_store("sqlite", state_dir), state_dir, vectors, EngineConfig())
+    engine = Engine(store_in(state_dir, dsn), state_dir, vectors, EngineConfig())
     await engine.store.open()
     try:
         async with engine.store.write() as writer:
@@ -118,10 +123,15 @@ async def fill(
     return queries(seed)
 
 
-async def engine_latency(state_dir: Path, queries: list[str]) -> list[float]:
-    engine = Engine(
-        configured_store("sqlite", state_dir), state_dir, RandomEmbedder(7), EngineConfig()
-    )
+def store_in(state_dir: Path, dsn: str) -> Store:
+    """The SQLite store of `state_dir`, or with a `dsn` that PostgreSQL database."""
+    if dsn:
+        return configured_store("postgres", state_dir, dsn=dsn)
+    return configured_store("sqlite", state_dir)
+
+
+async def engine_latency(state_dir: Path, queries: list[str], dsn: str = "") -> list[float]:
+    engine = Engine(store_in(state_dir, dsn), state_dir, RandomEmbedder(7), EngineConfig())
     await engine.store.open()
     try:
         await engine.indexes.get(NS)  # load once, as the daemon does on first use
@@ -208,18 +218,23 @@ def p(samples: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(count: int, kept: Path | None) -> str:
+def measure(count: int, kept: Path | None, dsn: str = "") -> str:
     """One size's line; in a fresh directory, or in `kept` (filled on first use, then reused
-    with the indexes it has saved: a second run starts as a restarted daemon does)."""
+    with the indexes it has saved: a second run starts as a restarted daemon does). With a
+    `dsn`, the store is that (empty) PostgreSQL database."""
     state_dir = kept or Path(tempfile.mkdtemp(prefix="smem-lat-"))
     try:
+        config = None
         if kept is None or not (kept / DATABASE_NAME).exists():
             state_dir.mkdir(parents=True, exist_ok=True)
-            asyncio.run(fill(state_dir, count, seed=count))
+            asyncio.run(fill(state_dir, count, seed=count, dsn=dsn))
+        if dsn:
+            config = state_dir / "smemd.toml"
+            config.write_text(f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n')
         texts = queries(seed=count)
-        engine = asyncio.run(engine_latency(state_dir, texts))
+        engine = asyncio.run(engine_latency(state_dir, texts, dsn))
         started = time.perf_counter()
-        daemon = DaemonProcess(state_dir).start(["--log-level", "warning"])
+        daemon = DaemonProcess(state_dir, config).start(["--log-level", "warning"])
         try:
             cold = first_answer(daemon, texts[0], started)
             web = http_latency(daemon, texts)
@@ -243,10 +258,26 @@ def main() -> None:
     parser.add_argument(
         "--state", type=Path, help="keep the filled store here and reuse it (one size only)"
     )
+    parser.add_argument("--store", choices=["sqlite", "postgres"], default="sqlite")
     args = parser.parse_args()
     if args.state and len(args.sizes) != 1:
         parser.error("--state takes one size")
-    print("search_latency " + " | ".join(measure(n, args.state) for n in args.sizes))
+    if args.store == "postgres" and args.state:
+        parser.error("--state keeps a SQLite store only")
+    if args.store == "sqlite":
+        print("search_latency " + " | ".join(measure(n, args.state) for n in args.sizes))
+        return
+    with contextlib.contextmanager(postgres.start)() as server:
+        lines = []
+        for n in args.sizes:
+            dsn = server.database()
+            try:
+                lines.append(
+                    f"store=sqlite {measure(n, None)} || store=postgres {measure(n, None, dsn)}"
+                )
+            finally:
+                server.drop(dsn)
+    print("search_latency " + " | ".join(lines))
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ from smemd.protocol import (
     LogLevelChange,
     LogLevelReply,
     Status,
+    StoreStatus,
     TokenList,
 )
 
@@ -45,8 +46,16 @@ async def status(request: web.Request) -> web.Response:
             warnings=_warnings(state),
             heuristics=_heuristics(state),
             dreaming=await dreaming_status(state.engine) if state.engine else None,
+            store=_store(state),
         )
     )
+
+
+def _store(state: ApiState) -> StoreStatus | None:
+    if state.engine is None:
+        return None
+    kind, location, version = state.engine.store_identity()
+    return StoreStatus(kind=kind, location=location, server_version=version)
 
 
 def _heuristics(state: ApiState) -> list[str]:

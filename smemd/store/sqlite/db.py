@@ -31,6 +31,7 @@ from smemd.errors import StorageUnavailable
 from smemd.store import deadline
 from smemd.store.sqlite.failures import storage_fault
 from smemd.store.sqlite.schema import migrate
+from smemd.store.turns import NamespaceTurns
 
 PRAGMAS = (
     "PRAGMA journal_mode = WAL",
@@ -52,7 +53,7 @@ class Database:
         self._readers: Pool = asyncio.Queue()
         self._scanners: Pool = asyncio.Queue()
         self._all_readers: list[aiosqlite.Connection] = []
-        self._scanning: dict[str, _Turn] = {}  # per namespace: one scan at a time
+        self._scanning = NamespaceTurns()
         self._chores: set[asyncio.Task[None]] = set()  # interrupts and connections coming back
 
     async def open(self) -> list[str]:
@@ -136,21 +137,8 @@ class Database:
     @contextlib.asynccontextmanager
     async def scan(self, namespace: str) -> AsyncIterator[aiosqlite.Connection]:
         """A reader for work that walks a namespace; one per namespace at a time."""
-        turn = self._scanning.get(namespace)
-        if turn is None:
-            turn = self._scanning[namespace] = _Turn()
-        turn.users += 1
-        try:
-            await deadline.waiting(turn.lock.acquire())
-            try:
-                async with self._lease(self._scanners) as reader:
-                    yield reader
-            finally:
-                turn.lock.release()
-        finally:
-            turn.users -= 1
-            if not turn.users:
-                del self._scanning[namespace]
+        async with self._scanning.of(namespace), self._lease(self._scanners) as reader:
+            yield reader
 
     @contextlib.asynccontextmanager
     async def _lease(self, pool: Pool) -> AsyncIterator[aiosqlite.Connection]:
@@ -198,13 +186,3 @@ class Database:
         task = asyncio.create_task(work)
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)
-
-
-class _Turn:
-    """A namespace's scan lock and how many requests hold or await it (kept while any do)."""
-
-    __slots__ = ("lock", "users")
-
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0

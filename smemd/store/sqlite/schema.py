@@ -8,7 +8,8 @@ from collections.abc import Awaitable, Callable
 
 import aiosqlite
 
-from smemd.store.sqlite.chains import rechain
+from smemd.store.sql.chains import rechain
+from smemd.store.sqlite.connection import SqliteConnection
 
 Migration = Callable[[aiosqlite.Connection], Awaitable[None]]
 
@@ -286,7 +287,8 @@ async def m0004_valid_time(db: aiosqlite.Connection) -> None:
     )
     now = time.time()
     for (root_id,) in roots:
-        await rechain(db, root_id, now, skip_retracted=False)  # no retraction_id column yet
+        # No retraction_id column yet.
+        await rechain(SqliteConnection(db), root_id, now, skip_retracted=False)
 
 
 async def m0005_contradictions(db: aiosqlite.Connection) -> None:

@@ -5,15 +5,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
 import msgspec
 import numpy as np
 
 from smemd.store import creators
 from smemd.store.records import Candidate, Chunk, Document, IndexRows, Job, Namespace, Phase
 from smemd.store.scope import EVERY, Scope
-from smemd.store.sqlite.retractions import CHUNK_RETRACTED
-from smemd.store.sqlite.rows import (
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.retractions import CHUNK_RETRACTED
+from smemd.store.sql.rows import (
     CHUNK_COLUMNS,
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
@@ -27,7 +27,7 @@ from smemd.store.vectors import from_blob, to_blob
 
 
 class DocumentReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def setting(self, key: str) -> str | None:
         rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
@@ -41,7 +41,7 @@ class DocumentReads:
         self, *, name: str | None = None, contains: str = "", scope: Scope = EVERY, limit: int,
         offset: int,
     ) -> list[Namespace]:  # fmt: skip
-        visible, params = scope.where("n.name")
+        visible, params = scope.where("n.name", self.db.dialect)
         if name is not None:
             where, params = f"n.name = ? AND {visible}", [name, *params]
         else:
@@ -66,7 +66,7 @@ class DocumentReads:
         ]
 
     async def count_namespaces(self, contains: str = "", scope: Scope = EVERY) -> int:
-        visible, params = scope.where("name")
+        visible, params = scope.where("name", self.db.dialect)
         rows = await self.db.execute_fetchall(
             f"SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0 AND {visible}",
             [contains, *params],
@@ -101,13 +101,13 @@ class DocumentReads:
     async def document_in_scope(self, ref: str, scope: Scope = EVERY) -> Document | None:
         """By smem's id, else by the caller's id in any namespace in scope (the most recently
         updated, when several namespaces use it): for the legacy routes that name no namespace."""
-        visible, params = scope.where("namespace")
+        visible, params = scope.where("namespace", self.db.dialect)
         rows = await self.db.execute_fetchall(
             f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ? AND {visible}", [ref, *params]
         )
         if not rows:
             # One walk of the (namespace, caller_id) index per namespace, not of every document.
-            names, params = scope.where("name")
+            names, params = scope.where("name", self.db.dialect)
             rows = await self.db.execute_fetchall(
                 f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE caller_id = ? AND namespace IN"
                 f" (SELECT name FROM namespaces WHERE {names}) ORDER BY updated_at DESC LIMIT 1",
@@ -121,7 +121,7 @@ class DocumentReads:
     ) -> tuple[list[Document], int]:  # fmt: skip
         """Documents with an open job (and failed ones, with `include_failed`) in `namespace`, or
         in every namespace in scope; newest change first. Open jobs are found by their index."""
-        visible, params = scope.where("namespace")
+        visible, params = scope.where("namespace", self.db.dialect)
         open_jobs = "id IN (SELECT document_id FROM jobs WHERE phase NOT IN ('done', 'failed'))"
         where = f"({open_jobs} OR status = 'failed')" if include_failed else open_jobs
         where = f"{where} AND {visible}"
@@ -189,13 +189,14 @@ class DocumentReads:
         )
         return IndexRows.of(list(rows))
 
-    async def chunks_without_vectors(self, document_id: str, limit: int = -1) -> list[Chunk]:
+    async def chunks_without_vectors(
+        self, document_id: str, limit: int | None = None
+    ) -> list[Chunk]:
         """The first `limit` (all, by default) of the document's chunks not yet embedded."""
-        rows = await self.db.execute_fetchall(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND vector IS NULL"
-            " ORDER BY position LIMIT ?",
-            [document_id, limit],
-        )
+        sql = f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ? AND vector IS NULL"
+        sql += " ORDER BY position" + ("" if limit is None else " LIMIT ?")
+        params = [document_id] if limit is None else [document_id, limit]
+        rows = await self.db.execute_fetchall(sql, params)
         return to_records(Chunk, list(rows))
 
     async def chunk_index_rows_of(
@@ -227,7 +228,7 @@ class DocumentReads:
     async def recent_jobs(
         self, limit: int, namespace: str | None = None, scope: Scope = EVERY
     ) -> list[Job]:
-        where, params = scope.where("namespace")
+        where, params = scope.where("namespace", self.db.dialect)
         if namespace:
             where, params = f"{where} AND namespace = ?", [*params, namespace]
         rows = await self.db.execute_fetchall(
@@ -239,7 +240,7 @@ class DocumentReads:
     async def job_counts(
         self, namespace: str | None = None, scope: Scope = EVERY
     ) -> dict[str, int]:
-        where, params = scope.where("namespace")
+        where, params = scope.where("namespace", self.db.dialect)
         if namespace:
             where, params = f"{where} AND namespace = ?", [*params, namespace]
         rows = await self.db.execute_fetchall(
@@ -305,10 +306,9 @@ class DocumentWrites(DocumentReads):
                 [name, now, now],
             )
             return
-        cursor = await self.db.execute(
+        if await self.db.execute(
             "UPDATE namespaces SET updated_at = ? WHERE name = ?", [now, name]
-        )
-        if cursor.rowcount:
+        ):
             return
         rows = await self.db.execute_fetchall(
             "SELECT count(*) FROM namespaces WHERE created_by = ?", [creator.name]
@@ -332,11 +332,11 @@ class DocumentWrites(DocumentReads):
         del values["seq"]
         values["metadata"] = metadata_json(doc.metadata)
         marks = ", ".join("?" * len(values))
-        cursor = await self.db.execute(
-            f"INSERT INTO documents ({', '.join(values)}) VALUES ({marks})", list(values.values())
+        rows = await self.db.execute_fetchall(
+            f"INSERT INTO documents ({', '.join(values)}) VALUES ({marks}) RETURNING seq",
+            list(values.values()),
         )
-        assert cursor.lastrowid is not None
-        return msgspec.structs.replace(doc, seq=cursor.lastrowid)
+        return msgspec.structs.replace(doc, seq=rows[0][0])
 
     async def revise_document(self, doc: Document, **changes: Any) -> Document:
         """Apply `changes` (field → value) to a document row and return the new record."""
@@ -434,9 +434,12 @@ class DocumentWrites(DocumentReads):
 
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
         await self.db.executemany(
-            "INSERT OR REPLACE INTO candidates"
+            "INSERT INTO candidates"
             " (job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, position) DO UPDATE SET"
+            " chunk_id = excluded.chunk_id, text = excluded.text, type = excluded.type,"
+            " event_at = excluded.event_at, typed_by = excluded.typed_by,"
+            " entities = excluded.entities, vector = excluded.vector",
             [
                 (
                     c.job_id,

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import overload
 
-import aiosqlite
-
 from smemd.store.queries import (
     ChunkSelection,
     DocumentSelection,
@@ -14,17 +12,18 @@ from smemd.store.queries import (
     Selection,
 )
 from smemd.store.records import Chunk, Document, Memory
-from smemd.store.sqlite.conditions import (
+from smemd.store.sql.conditions import (
     chunk_selected,
     document_selected,
     listing_order,
     memory_selected,
 )
-from smemd.store.sqlite.rows import page
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.rows import page
 
 
 class ListingReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     @overload
     async def page(
@@ -44,18 +43,18 @@ class ListingReads:
         """One page of what `selection` takes of the namespace, and how many it takes in all."""
         bounds = {"limit": listing.limit, "offset": listing.offset}
         if isinstance(selection, MemorySelection):
-            where, params = memory_selected(namespace, selection)
+            where, params = memory_selected(self.db.dialect, namespace, selection)
             source = f"FROM memories m WHERE m.namespace = ? AND ({where})"
             order = listing_order(listing, "m")
             return await page(self.db, Memory, source, [namespace, *params], order=order, **bounds)
         if isinstance(selection, DocumentSelection):
-            where, params = document_selected(selection)
+            where, params = document_selected(self.db.dialect, selection)
             source = f"FROM documents WHERE namespace = ? AND ({where})"
             order = listing_order(listing)
             return await page(
                 self.db, Document, source, [namespace, *params], order=order, **bounds
             )
-        where, params = chunk_selected(selection)
+        where, params = chunk_selected(self.db.dialect, selection)
         source = f"FROM chunks c WHERE c.namespace = ? AND ({where})"
         order = listing_order(listing, "c")
         return await page(self.db, Chunk, source, [namespace, *params], order=order, **bounds)

@@ -3,15 +3,19 @@ labels that resolve them."""
 
 from __future__ import annotations
 
-import aiosqlite
-
 from smemd.store.records import Contradiction, Memory, Relation
 from smemd.store.scope import EVERY, Scope
-from smemd.store.sqlite.rows import columns, to_record, to_records
+from smemd.store.sql.connection import Connection, Dialect
+from smemd.store.sql.rows import columns, to_record, to_records
 
-# A pair's label subject in SQL, as pair_subject makes it in Python: SQLite's two-argument
-# min() and max() compare text byte by byte (BINARY), which orders UTF-8 as Python orders str.
-_PAIR = "min(r.from_id, r.to_id) || '|' || max(r.from_id, r.to_id)"
+
+def _pair(dialect: Dialect) -> str:
+    """A pair's label subject in SQL, as pair_subject makes it in Python: ids compare byte by
+    byte (SQLite's BINARY, PostgreSQL's "C" collation), which orders UTF-8 as Python orders str."""
+    first = dialect.least("r.from_id", "r.to_id")
+    return f"{first} || '|' || {dialect.greatest('r.from_id', 'r.to_id')}"
+
+
 _FIELDS = len(Memory.__struct_fields__)
 
 
@@ -24,7 +28,7 @@ def _standing(alias: str) -> str:
 
 
 class ContradictionReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def open_contradictions(
         self, *, now: float, limit: int, offset: int, namespace: str | None = None,
@@ -33,8 +37,8 @@ class ContradictionReads:
         """Newest first: `contradicts` relations whose memories both stand, in the namespace (or
         every one in scope), but for pairs a person said are both true; and how many in all.
         A pair resolved by keeping one is open again when the other is restored."""
-        mine, mine_params = scope.where("a.namespace")
-        theirs, theirs_params = scope.where("b.namespace")
+        mine, mine_params = scope.where("a.namespace", self.db.dialect)
+        theirs, theirs_params = scope.where("b.namespace", self.db.dialect)
         where = (
             f"r.kind = 'contradicts' AND {_standing('a')} AND {_standing('b')}"
             f" AND {mine} AND {theirs} AND (l.value IS NULL OR l.value != 'both')"
@@ -45,7 +49,7 @@ class ContradictionReads:
             params += [namespace, namespace]
         source = (
             "FROM relations r JOIN memories a ON a.id = r.from_id JOIN memories b ON b.id = r.to_id"
-            f" LEFT JOIN labels l ON l.kind = 'contradiction' AND l.subject_id = {_PAIR}"
+            f" LEFT JOIN labels l ON l.kind = 'contradiction' AND l.subject_id = {_pair(self.db.dialect)}"
             f" WHERE {where}"
         )
         rows = list(

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from typing import Any
 
-import aiosqlite
 import msgspec
 import numpy as np
 
 from smemd.store.records import AliasDecision
-from smemd.store.sqlite.entities import EntityWrites
-from smemd.store.sqlite.rows import list_json
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.entities import EntityWrites
+from smemd.store.sql.rows import list_json
 from smemd.store.vectors import from_blob
 
 _DECISION_FIELDS = list(AliasDecision.__struct_fields__)
@@ -30,7 +30,7 @@ def _decision(row: Any) -> AliasDecision:
 
 
 class AliasReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def alias_decisions(
         self, namespace: str, *, limit: int, offset: int
@@ -159,8 +159,7 @@ class AliasWrites(EntityWrites, AliasReads):
         """The merge that made this row an alias, while it stands."""
         rows = await self.db.execute_fetchall(
             f"SELECT {', '.join(_DECISION_FIELDS)} FROM alias_decisions d"
-            " WHERE same = 1 AND undone_at IS NULL AND EXISTS"
-            " (SELECT 1 FROM json_each(d.rows) r WHERE r.value = ?)"
+            f" WHERE same = 1 AND undone_at IS NULL AND {self.db.dialect.has_element('d.rows')}"
             " ORDER BY created_at DESC LIMIT 1",
             [row_id],
         )

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Collection, Sequence
 
-import aiosqlite
 import msgspec
 
 from smemd.store.effects import (
@@ -18,6 +17,7 @@ from smemd.store.effects import (
     Snapshot,
     SourceRow,
 )
+from smemd.store.sql.connection import Connection
 
 # Whether chunk `c`'s document is under a retraction in force: its chunks are out of recall
 # until it is undone (the partial index on subject_id answers this).
@@ -31,7 +31,7 @@ _decode_effects = msgspec.json.Decoder(Effects).decode
 
 
 class RetractionReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def active_retraction(self, subject_id: str) -> Retraction | None:
         rows = await self.db.execute_fetchall(
@@ -185,7 +185,7 @@ class RetractionWrites(RetractionReads):
             " undone_at, effects) VALUES (?, ?, ?, ?, ?, ?, ?)",
             [
                 retraction.id, retraction.namespace, retraction.subject_kind,
-                retraction.subject_id, retraction.created_at, None, _encode(retraction.effects),
+                retraction.subject_id, retraction.created_at, None, _encode(retraction.effects).decode(),
             ],
         )  # fmt: skip
 
@@ -220,12 +220,13 @@ class RetractionWrites(RetractionReads):
             # An upsert, not OR REPLACE, as in add_relation: the `connections` triggers.
             "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
             " VALUES (?, ?, 'updates', ?, ?)"
-            " ON CONFLICT DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
+            " ON CONFLICT (from_id, to_id, kind)"
+            " DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
             effects.before.links,
         )
         await self.db.executemany(
-            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             effects.sources_removed,
         )
         await self.db.execute(

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
 import msgspec
 import numpy as np
 
@@ -20,7 +19,8 @@ from smemd.store.records import (
     TypedBy,
 )
 from smemd.store.scope import EVERY, Scope
-from smemd.store.sqlite.rows import MEMORY_COLUMNS, to_records
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.rows import MEMORY_COLUMNS, to_records
 from smemd.store.vectors import from_blob
 
 _encode = msgspec.json.Encoder().encode
@@ -47,14 +47,14 @@ def _judged(row: Any) -> Judged:
 
 
 class JudgementReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def judgements(
         self, kind: JudgeKind | None = None, *, namespace: str | None = None, after: int = 0,
         limit: int = 1000, scope: Scope = EVERY,
     ) -> list[Judged]:  # fmt: skip
         """Oldest first, `seq` > after; every kind and namespace in scope unless given."""
-        visible, more = scope.where("namespace")
+        visible, more = scope.where("namespace", self.db.dialect)
         where = f"seq > ? AND {visible}"
         params: list[object] = [after, *more]
         for column, value in (("kind", kind), ("namespace", namespace)):
@@ -177,7 +177,9 @@ class JudgementWrites(JudgementReads):
 
     async def put_label(self, label: Label) -> None:
         await self.db.execute(
-            "INSERT OR REPLACE INTO labels (kind, subject_id, value, created_at) VALUES (?, ?, ?, ?)",
+            "INSERT INTO labels (kind, subject_id, value, created_at) VALUES (?, ?, ?, ?)"
+            " ON CONFLICT (kind, subject_id) DO UPDATE"
+            " SET value = excluded.value, created_at = excluded.created_at",
             [label.kind, label.subject_id, label.value, label.created_at],
         )
 

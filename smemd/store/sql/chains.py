@@ -8,18 +8,18 @@ from __future__ import annotations
 
 import itertools
 
-import aiosqlite
 import msgspec
 
 from smemd.store.records import Version
-from smemd.store.sqlite.rows import columns, to_record
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.rows import columns, to_record
 
 # Named, not MEMORY_COLUMNS: migration 0004 runs this, and later columns must not break it.
 _VERSION_COLUMNS = columns(Version)
 
 
 async def rechain(
-    db: aiosqlite.Connection, root_id: str, now: float, *, skip_retracted: bool = True
+    db: Connection, root_id: str, now: float, *, skip_retracted: bool = True
 ) -> list[Version]:
     """The versions sharing `root_id`, renumbered in valid-time order, whatever order they came.
 

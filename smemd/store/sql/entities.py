@@ -12,11 +12,11 @@ import secrets
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
 import msgspec
 
 from smemd.store.records import Entity, EntityKind, Memory, Mention, NewMemory
-from smemd.store.sqlite.rows import columns, to_records
+from smemd.store.sql.connection import Connection, Dialect
+from smemd.store.sql.rows import columns, to_records
 
 _names = msgspec.json.Decoder(list[str]).decode
 # The rows of the group of the entity `e` (a canonical row), for use as `g` in a subquery.
@@ -31,17 +31,20 @@ NAMES_ENTITY = (
     " JOIN memory_entities l ON l.entity_id = g.id"
     " WHERE x.namespace = ? AND (x.id = ? OR lower(x.name) = lower(?)))"
 )
+
+
 # An entity as read (rows `e`), in Entity's field order: its row, with the group's times, aliases (the
 # names merged into it) and live memories.
-ENTITY_SELECT = (
-    "e.id, e.namespace, e.name, e.kind,"
-    f" (SELECT min(g.first_seen) FROM entities g WHERE {_IN_GROUP}),"
-    f" (SELECT max(g.last_seen) FROM entities g WHERE {_IN_GROUP}), e.created_at,"
-    " (SELECT json_group_array(a.name) FROM entities a WHERE a.merged_into = e.id),"
-    " (SELECT count(DISTINCT l.memory_id) FROM entities g"
-    " JOIN memory_entities l ON l.entity_id = g.id JOIN memories m ON m.id = l.memory_id"
-    f" WHERE {_IN_GROUP} AND m.is_latest = 1 AND m.forgotten_at IS NULL)"
-)
+def entity_select(dialect: Dialect) -> str:
+    return (
+        "e.id, e.namespace, e.name, e.kind,"
+        f" (SELECT min(g.first_seen) FROM entities g WHERE {_IN_GROUP}),"
+        f" (SELECT max(g.last_seen) FROM entities g WHERE {_IN_GROUP}), e.created_at,"
+        f" (SELECT {dialect.name_list('a.name')} FROM entities a WHERE a.merged_into = e.id),"
+        " (SELECT count(DISTINCT l.memory_id) FROM entities g"
+        " JOIN memory_entities l ON l.entity_id = g.id JOIN memories m ON m.id = l.memory_id"
+        f" WHERE {_IN_GROUP} AND m.is_latest = 1 AND m.forgotten_at IS NULL)"
+    )
 
 
 def entity_from_row(row: Any) -> Entity:
@@ -51,7 +54,7 @@ def entity_from_row(row: Any) -> Entity:
 
 
 class EntityReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def entities(
         self, namespace: str, *, q: str | None, kind: EntityKind | None, limit: int, offset: int
@@ -70,7 +73,7 @@ class EntityReads:
             where += " AND e.kind = ?"
             params.append(kind)
         rows = await self.db.execute_fetchall(
-            f"SELECT {ENTITY_SELECT} AS n FROM entities e WHERE {where}"
+            f"SELECT {entity_select(self.db.dialect)} AS n FROM entities e WHERE {where}"
             " ORDER BY n DESC, lower(e.name) LIMIT ? OFFSET ?",
             [*params, limit, offset],
         )
@@ -83,7 +86,7 @@ class EntityReads:
         """The entity with this id, or named so by its name or an alias (any case); asked by a
         merged name's id, the entity it was merged into."""
         rows = await self.db.execute_fetchall(
-            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id = (SELECT {CANONICAL} FROM entities x"
+            f"SELECT {entity_select(self.db.dialect)} FROM entities e WHERE e.id = (SELECT {CANONICAL} FROM entities x"
             " WHERE x.namespace = ? AND (x.id = ? OR lower(x.name) = lower(?))"
             " ORDER BY x.id != ? LIMIT 1)",
             [namespace, id_or_name, id_or_name, id_or_name],
@@ -93,7 +96,8 @@ class EntityReads:
     async def entities_by_id(self, ids: Sequence[str]) -> list[Entity]:
         marks = ",".join("?" * len(ids))
         rows = await self.db.execute_fetchall(
-            f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.id IN ({marks})", list(ids)
+            f"SELECT {entity_select(self.db.dialect)} FROM entities e WHERE e.id IN ({marks})",
+            list(ids),
         )
         return [entity_from_row(r) for r in rows]
 
@@ -136,19 +140,21 @@ class EntityReads:
 class EntityWrites(EntityReads):
     async def link_mentions(self, new: NewMemory, valid_from: float, now: float) -> None:
         """The memory's names, each a row made where new and widened to its valid time."""
+        least, greatest = self.db.dialect.least, self.db.dialect.greatest
         for mention in _distinct(new.mentions):
             rows = await self.db.execute_fetchall(
                 "INSERT INTO entities (id, namespace, name, kind, first_seen, last_seen, created_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (namespace, lower(name)) DO UPDATE SET"
-                " first_seen = min(first_seen, excluded.first_seen),"
-                " last_seen = max(last_seen, excluded.last_seen) RETURNING id",
+                f" first_seen = {least('entities.first_seen', 'excluded.first_seen')},"
+                f" last_seen = {greatest('entities.last_seen', 'excluded.last_seen')} RETURNING id",
                 [
                     _new_entity_id(), new.namespace, mention.name, mention.kind,
                     valid_from, valid_from, now,
                 ],
             )  # fmt: skip
             await self.db.execute(
-                "INSERT OR IGNORE INTO memory_entities (memory_id, entity_id) VALUES (?, ?)",
+                "INSERT INTO memory_entities (memory_id, entity_id) VALUES (?, ?)"
+                " ON CONFLICT DO NOTHING",
                 [new.id, next(iter(rows))[0]],
             )
 

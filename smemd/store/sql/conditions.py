@@ -14,9 +14,9 @@ from smemd.store.queries import (
     Visibility,
 )
 from smemd.store.records import MemoryStatus
-from smemd.store.sqlite.entities import NAMES_ENTITY
-from smemd.store.sqlite.filter_sql import filter_sql
-from smemd.store.sqlite.retractions import CHUNK_RETRACTED
+from smemd.store.sql.connection import Dialect
+from smemd.store.sql.entities import NAMES_ENTITY
+from smemd.store.sql.retractions import CHUNK_RETRACTED
 
 Where = tuple[str, list[Any]]
 
@@ -57,7 +57,7 @@ def _all(parts: list[str]) -> str:
     return " AND ".join(f"({p})" for p in parts)
 
 
-def memory_visible(namespace: str, v: Visibility) -> Where:
+def memory_visible(dialect: Dialect, namespace: str, v: Visibility) -> Where:
     """Over `m`: the namespace's memories the query may see."""
     parts: list[str] = []
     params: list[Any] = []
@@ -84,7 +84,7 @@ def memory_visible(namespace: str, v: Visibility) -> Where:
         parts.append("m.expires_at IS NULL OR m.expires_at > ?")
         params.append(at)
     if v.filter is not None:
-        sql, filter_params = filter_sql(v.filter, "m.metadata")
+        sql, filter_params = dialect.metadata_filter(v.filter, "m.metadata")
         parts.append(sql)
         params += filter_params
     if v.entity is not None:
@@ -93,7 +93,7 @@ def memory_visible(namespace: str, v: Visibility) -> Where:
     return _all(parts), params
 
 
-def chunk_visible(namespace: str, v: Visibility) -> Where:
+def chunk_visible(dialect: Dialect, namespace: str, v: Visibility) -> Where:
     """Over `c` and `d`: the chunks the query may see; never a retracted document's."""
     parts: list[str] = [f"NOT {CHUNK_RETRACTED}"]
     params: list[Any] = []
@@ -104,7 +104,7 @@ def chunk_visible(namespace: str, v: Visibility) -> Where:
         parts.append("c.created_at <= ?")
         params.append(v.as_of_recorded)
     if v.filter is not None:
-        sql, filter_params = filter_sql(v.filter, "d.metadata")
+        sql, filter_params = dialect.metadata_filter(v.filter, "d.metadata")
         parts.append(sql)
         params += filter_params
     if v.entity is not None:
@@ -113,7 +113,7 @@ def chunk_visible(namespace: str, v: Visibility) -> Where:
     return _all(parts), params
 
 
-def memory_selected(namespace: str, s: MemorySelection) -> Where:
+def memory_selected(dialect: Dialect, namespace: str, s: MemorySelection) -> Where:
     """Over `m`: the memories a listing takes."""
     parts: list[str] = []
     params: list[Any] = []
@@ -136,22 +136,22 @@ def memory_selected(namespace: str, s: MemorySelection) -> Where:
         parts.append("m.type = ?")
         params.append(s.type)
     if s.filter is not None:
-        sql, filter_params = filter_sql(s.filter, "m.metadata")
+        sql, filter_params = dialect.metadata_filter(s.filter, "m.metadata")
         parts.append(sql)
         params += filter_params
-    return _all(parts) or "1", params
+    return _all(parts) or "TRUE", params
 
 
-def document_selected(s: DocumentSelection) -> Where:
+def document_selected(dialect: Dialect, s: DocumentSelection) -> Where:
     """Over the documents table, unaliased."""
-    return filter_sql(s.filter, "metadata") if s.filter else ("1", [])
+    return dialect.metadata_filter(s.filter, "metadata") if s.filter else ("TRUE", [])
 
 
-def chunk_selected(s: ChunkSelection) -> Where:
+def chunk_selected(dialect: Dialect, s: ChunkSelection) -> Where:
     """Over `c`: the chunks of the documents the filter admits."""
     if s.filter is None:
-        return "1", []
-    sql, params = filter_sql(s.filter, "d.metadata")
+        return "TRUE", []
+    sql, params = dialect.metadata_filter(s.filter, "d.metadata")
     return f"c.document_id IN (SELECT d.id FROM documents d WHERE {sql})", params
 
 
@@ -163,16 +163,16 @@ def listing_order(listing: Listing, alias: str = "") -> str:
     return f"{prefix}{column} {direction}, {prefix}seq {direction}"
 
 
-def profile_picked(namespace: str, p: ProfilePick) -> tuple[str, list[Any], str]:
+def profile_picked(dialect: Dialect, namespace: str, p: ProfilePick) -> tuple[str, list[Any], str]:
     """Over `m`: WHERE, its params and ORDER BY for one section of a profile."""
     if p.as_of is not None:
         where, params = memory_visible(
-            namespace, Visibility(now=p.now, as_of=p.as_of, filter=p.filter)
+            dialect, namespace, Visibility(now=p.now, as_of=p.as_of, filter=p.filter)
         )
     elif p.filter is None:
         where, params = LIVE_NOW, [p.now]
     else:
-        sql, filter_params = filter_sql(p.filter, "m.metadata")
+        sql, filter_params = dialect.metadata_filter(p.filter, "m.metadata")
         where, params = f"{LIVE_NOW} AND ({sql})", [p.now, *filter_params]
     if p.type is not None:
         where += f" AND m.type = '{p.type}'"

@@ -4,10 +4,9 @@ part-way leaves the namespace whole or gone, never half."""
 
 from __future__ import annotations
 
-import aiosqlite
-
 from smemd.store.records import Document, Removed
-from smemd.store.sqlite.rows import DOCUMENT_COLUMNS, to_records
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.rows import DOCUMENT_COLUMNS, to_records
 
 ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
@@ -31,7 +30,7 @@ _BY_ID = [
 
 
 class NamespaceReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def buckets(self, namespace: str) -> dict[str, str]:
         rows = await self.db.execute_fetchall(
@@ -97,8 +96,9 @@ class NamespaceWrites(NamespaceReads):
         where the names are free. Ids are global, so nothing else needs renaming."""
         counts = await self._counts(source)
         await self.db.execute(
-            "INSERT OR IGNORE INTO profile_buckets (namespace, name, description, created_at)"
-            " SELECT ?, name, description, created_at FROM profile_buckets WHERE namespace = ?",
+            "INSERT INTO profile_buckets (namespace, name, description, created_at)"
+            " SELECT ?, name, description, created_at FROM profile_buckets WHERE namespace = ?"
+            " ON CONFLICT DO NOTHING",
             [target, source],
         )
         await self._move_entities(source, target)
@@ -124,15 +124,20 @@ class NamespaceWrites(NamespaceReads):
             " AND t.namespace = :target AND lower(t.name) = lower(s.name))"
         )
         left = "SELECT id FROM entities WHERE namespace = :source"
+        # A link the memory already has to the twin stays where it is (and goes below).
         await self.db.execute(
-            f"UPDATE OR IGNORE memory_entities SET entity_id = {twin} WHERE entity_id IN ({left})",
+            f"UPDATE memory_entities SET entity_id = {twin} WHERE entity_id IN ({left})"
+            " AND NOT EXISTS (SELECT 1 FROM memory_entities h WHERE"
+            f" h.memory_id = memory_entities.memory_id AND h.entity_id = {twin})",
             params,
         )
+        least, greatest = self.db.dialect.least, self.db.dialect.greatest
+        same_name = "s.namespace = :source AND lower(s.name) = lower(entities.name)"
+        earliest = f"(SELECT min(s.first_seen) FROM entities s WHERE {same_name})"
+        latest = f"(SELECT max(s.last_seen) FROM entities s WHERE {same_name})"
         await self.db.execute(
-            "UPDATE entities SET first_seen = min(first_seen, (SELECT min(s.first_seen) FROM"
-            " entities s WHERE s.namespace = :source AND lower(s.name) = lower(entities.name))),"
-            " last_seen = max(last_seen, (SELECT max(s.last_seen) FROM entities s WHERE"
-            " s.namespace = :source AND lower(s.name) = lower(entities.name)))"
+            f"UPDATE entities SET first_seen = {least('first_seen', earliest)},"
+            f" last_seen = {greatest('last_seen', latest)}"
             " WHERE namespace = :target AND lower(name) IN"
             " (SELECT lower(name) FROM entities WHERE namespace = :source)",
             params,

@@ -6,12 +6,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import NamedTuple
 
-import aiosqlite
 import msgspec
 
 from smemd.store.records import DocumentHead, Entity, Link, Memory
-from smemd.store.sqlite.entities import ENTITY_SELECT, entity_from_row
-from smemd.store.sqlite.rows import MEMORY_COLUMNS, batches, to_records
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.entities import entity_from_row, entity_select
+from smemd.store.sql.rows import MEMORY_COLUMNS, batches, to_records
 
 # Ids per statement: each batch is named twice in some statements, beside at most the graph's
 # 500 nodes, well under SQLite's limit of bound parameters (32766 since 3.32).
@@ -22,15 +22,17 @@ class _LinkTable(NamedTuple):
     near: str  # the column looked up by id first
     far: str  # the other end
     order: str
+    group: str = ""  # GROUP BY, where one link has several rows
 
 
 # CROSS JOIN keeps the link table outermost, so a statement starts from the ids it is given
 # (each end has an index) rather than scanning the namespace's memories for the join.
 _TABLES = (
     _LinkTable(
-        "SELECT DISTINCT s.document_id, s.memory_id, 'source' FROM memory_sources s"
+        "SELECT s.document_id, s.memory_id, 'source' FROM memory_sources s"
         " CROSS JOIN memories m ON m.id = s.memory_id WHERE m.namespace = ?",
         near="s.memory_id", far="s.document_id", order="m.seq",
+        group=" GROUP BY s.document_id, s.memory_id, m.seq",  # a source row per chunk
     ),
     _LinkTable(
         "SELECT r.from_id, r.to_id, r.kind FROM relations r"
@@ -53,7 +55,7 @@ def _marks(ids: Sequence[str]) -> str:
 
 
 class GraphReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def has_namespace(self, name: str) -> bool:
         rows = await self.db.execute_fetchall("SELECT 1 FROM namespaces WHERE name = ?", [name])
@@ -82,7 +84,7 @@ class GraphReads:
                 rows = list(
                     await self.db.execute_fetchall(
                         f"{table.select} AND ({table.near} IN ({marks}) OR {table.far} IN ({marks}))"
-                        f" ORDER BY {table.order} LIMIT ?",
+                        f"{table.group} ORDER BY {table.order} LIMIT ?",
                         [namespace, *batch, *batch, cap + 1],
                     )
                 )
@@ -99,7 +101,7 @@ class GraphReads:
             for batch in batches(ids):
                 rows = await self.db.execute_fetchall(
                     f"{table.select} AND {table.near} IN ({_marks(batch)})"
-                    f" AND {table.far} IN ({every}) ORDER BY {table.order}",
+                    f" AND {table.far} IN ({every}){table.group} ORDER BY {table.order}",
                     [namespace, *batch, *ids],
                 )
                 found += [Link(source=r[0], target=r[1], kind=r[2]) for r in rows]
@@ -137,7 +139,7 @@ class GraphReads:
         found: list[Entity] = []
         for batch in batches(ids):
             rows = await self.db.execute_fetchall(
-                f"SELECT {ENTITY_SELECT} FROM entities e WHERE e.namespace = ?"
+                f"SELECT {entity_select(self.db.dialect)} FROM entities e WHERE e.namespace = ?"
                 f" AND e.merged_into IS NULL AND e.id IN ({_marks(batch)})",
                 [namespace, *batch],
             )

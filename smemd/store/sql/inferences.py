@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import aiosqlite
 import numpy as np
 
 from smemd.store.records import Memory
-from smemd.store.sqlite.rows import MEMORY_COLUMNS, columns, to_records
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.rows import MEMORY_COLUMNS, columns, to_records
 from smemd.store.vectors import from_blob
 
 # Live, latest, stated (not itself inferred), and not yet looked at for inferences. The same
@@ -19,7 +19,7 @@ _SOURCE = "m.is_inference = 0 AND m.is_latest = 1 AND m.forgotten_at IS NULL"
 
 
 class InferenceReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def uninferred(self, limit: int) -> list[tuple[Memory, np.ndarray]]:
         """Memories dreaming has not yet looked at for inferences, oldest first, with vectors."""

@@ -1,15 +1,15 @@
-"""Rows into Structs and back: the column lists and the few conversions SQLite needs."""
+"""Rows into Structs and back: the column lists and the few conversions a row needs (JSON kept
+as text, flags kept as integers)."""
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator, Sequence
 from typing import Any, TypeVar
 
-import aiosqlite
 import msgspec
 
 from smemd.store.records import Chunk, Document, Job, Memory, Record
+from smemd.store.sql.connection import Connection, Row
 
 R = TypeVar("R", bound=Record)
 T = TypeVar("T")
@@ -30,7 +30,7 @@ MEMORY_COLUMNS = columns(Memory)
 JOB_COLUMNS = columns(Job)
 
 
-def to_record(record: type[R], row: sqlite3.Row | tuple[Any, ...]) -> R:
+def to_record(record: type[R], row: Row) -> R:
     return msgspec.convert(_values(record, row), record, strict=False)
 
 
@@ -40,7 +40,7 @@ def to_records(record: type[R], rows: list[Any]) -> list[R]:
     return msgspec.convert([_values(record, row) for row in rows], many, strict=False)
 
 
-def _values(record: type[Record], row: sqlite3.Row | tuple[Any, ...]) -> dict[str, Any]:
+def _values(record: type[Record], row: Row) -> dict[str, Any]:
     values = dict(zip(record.__struct_fields__, row, strict=True))
     if "metadata" in values:
         values["metadata"] = _json_decode(values["metadata"])
@@ -51,7 +51,7 @@ def _values(record: type[Record], row: sqlite3.Row | tuple[Any, ...]) -> dict[st
 
 
 def batches(ids: Sequence[T], size: int = 200) -> Iterator[list[T]]:
-    """Ids in lists of `size`: well within what SQLite binds in one statement."""
+    """Ids in lists of `size`: well within what a backend binds in one statement."""
     for start in range(0, len(ids), size):
         yield list(ids[start : start + size])
 
@@ -65,7 +65,7 @@ def list_json(items: Sequence[str]) -> str:
 
 
 async def page(
-    db: aiosqlite.Connection, record: type[R], source: str, params: Sequence[Any], *,
+    db: Connection, record: type[R], source: str, params: Sequence[Any], *,
     order: str, limit: int, offset: int,
 ) -> tuple[list[R], int]:  # fmt: skip
     """One page of `record`s `FROM … WHERE …` (`source`), and how many there are in all."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-import aiosqlite
 import numpy as np
 
 from smemd.store.queries import ProfilePick, Visibility
@@ -18,18 +17,19 @@ from smemd.store.records import (
     Relation,
     RelationKind,
 )
-from smemd.store.sqlite import chains
-from smemd.store.sqlite.chains import Version
-from smemd.store.sqlite.conditions import (
+from smemd.store.sql import chains
+from smemd.store.sql.chains import Version
+from smemd.store.sql.conditions import (
     FORGOTTEN_NOW,
     STATUS_WHERE,
     chunk_visible,
     memory_visible,
     profile_picked,
 )
-from smemd.store.sqlite.entities import EntityWrites
-from smemd.store.sqlite.retractions import CHUNK_RETRACTED
-from smemd.store.sqlite.rows import (
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.entities import EntityWrites
+from smemd.store.sql.retractions import CHUNK_RETRACTED
+from smemd.store.sql.rows import (
     MEMORY_COLUMNS,
     batches,
     list_json,
@@ -45,7 +45,7 @@ _STATUS_CASE = f"CASE WHEN {FORGOTTEN_NOW} THEN 'forgotten' WHEN m.is_latest = 1
 
 
 class MemoryReads:
-    db: aiosqlite.Connection
+    db: Connection
 
     async def memory(self, namespace: str, memory_id: str) -> Memory | None:
         rows = await self.db.execute_fetchall(
@@ -107,7 +107,7 @@ class MemoryReads:
     async def profile_memories(self, namespace: str, pick: ProfilePick) -> list[Memory]:
         """The first `pick.limit` in its order, without counting the rest (a page's total can
         cost more than the page)."""
-        where, params, order = profile_picked(namespace, pick)
+        where, params, order = profile_picked(self.db.dialect, namespace, pick)
         rows = await self.db.execute_fetchall(
             f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.namespace = ? AND ({where})"
             f" ORDER BY {order} LIMIT ?",
@@ -133,12 +133,12 @@ class MemoryReads:
                 live_by_type[type_] = count
         # `is_latest IN (0, 1)` lets the index's third column bound the time range.
         hours = await self.db.execute_fetchall(
-            "SELECT CAST((m.created_at - ?) / 3600 AS INTEGER), count(*) FROM memories m"
+            f"SELECT {self.db.dialect.whole('(m.created_at - ?) / 3600')}, count(*) FROM memories m"
             " WHERE m.namespace = ? AND m.is_latest IN (0, 1) AND m.created_at >= ? GROUP BY 1",
             [since, namespace, since],
         )
         documents = await self.db.execute_fetchall(
-            "SELECT min(n, ?), count(*) FROM (SELECT (SELECT count(DISTINCT s.memory_id)"
+            f"SELECT {self.db.dialect.least('n', '?')}, count(*) FROM (SELECT (SELECT count(DISTINCT s.memory_id)"
             " FROM memory_sources s JOIN memories m ON m.id = s.memory_id"
             f" WHERE s.document_id = d.id AND {STATUS_WHERE['live']}) AS n"
             " FROM documents d WHERE d.namespace = ?) GROUP BY 1",
@@ -161,7 +161,7 @@ class MemoryReads:
 
     async def memory_seqs(self, namespace: str, visibility: Visibility) -> list[int]:
         """The memories a query may see, when it restricts them (recall scans only these)."""
-        where, params = memory_visible(namespace, visibility)
+        where, params = memory_visible(self.db.dialect, namespace, visibility)
         rows = await self.db.execute_fetchall(
             f"SELECT m.seq FROM memories m WHERE m.namespace = ? AND ({where})",
             [namespace, *params],
@@ -169,7 +169,7 @@ class MemoryReads:
         return [r[0] for r in rows]
 
     async def chunk_seqs(self, namespace: str, visibility: Visibility) -> list[int]:
-        where, params = chunk_visible(namespace, visibility)
+        where, params = chunk_visible(self.db.dialect, namespace, visibility)
         rows = await self.db.execute_fetchall(
             f"SELECT c.seq FROM chunks c JOIN documents d ON d.id = c.document_id"
             f" WHERE c.namespace = ? AND ({where})",
@@ -191,17 +191,18 @@ class MemoryReads:
         index is checked against, without reading a vector or a text."""
         # The partial indexes of migration 0012 hold every column asked: no row is read.
         if kind == "memories":
-            sql = f"SELECT m.seq, {LIVE} FROM memories m INDEXED BY memories_index_state"
+            sql = f"SELECT m.seq, {LIVE} FROM memories m"
+            sql += self.db.dialect.indexed_by("memories_index_state")
             sql += " WHERE m.namespace = ? AND m.vector IS NOT NULL ORDER BY m.seq"
         else:
-            sql = f"SELECT c.seq, NOT {CHUNK_RETRACTED} FROM chunks c INDEXED BY chunks_index_state"
+            sql = f"SELECT c.seq, NOT {CHUNK_RETRACTED} FROM chunks c"
+            sql += self.db.dialect.indexed_by("chunks_index_state")
             sql += " WHERE c.namespace = ? AND c.vector IS NOT NULL ORDER BY c.seq"
         seqs: list[int] = []
         live: list[bool] = []
-        async with self.db.execute(sql, [namespace]) as cursor:
-            while rows := await cursor.fetchmany(65536):
-                seqs += [r[0] for r in rows]
-                live += [bool(r[1]) for r in rows]
+        async for rows in self.db.stream(sql, [namespace], 65536):
+            seqs += [r[0] for r in rows]
+            live += [bool(r[1]) for r in rows]
         return seqs, live
 
     async def index_rows_by_seq(self, kind: IndexKind, seqs: Sequence[int]) -> IndexRows:
@@ -233,16 +234,19 @@ class MemoryReads:
         if not ids:
             return []
         marks = ",".join("?" * len(ids))
+        # Those from one of them first, each part by its ends, then kind: one order whatever the
+        # backend's plan.
         rows = await self.db.execute_fetchall(
             "SELECT from_id, to_id, kind, score, created_at FROM relations"
-            f" WHERE from_id IN ({marks}) OR to_id IN ({marks})",
-            [*ids, *ids],
+            f" WHERE from_id IN ({marks}) OR to_id IN ({marks})"
+            f" ORDER BY CASE WHEN from_id IN ({marks}) THEN 0 ELSE 1 END, from_id, to_id, kind",
+            [*ids, *ids, *ids],
         )
         return to_records(Relation, list(rows))
 
     async def relations_by_memory(self, ids: Sequence[str]) -> dict[str, list[Relation]]:
         """Each memory's relations, in the order `relations_of` gives them for it alone: those
-        from it (by the other end, then kind), then those to it (in the order stored)."""
+        from it, then those to it, each by the other end, then kind."""
         if not ids:
             return {}
         marks = ",".join("?" * len(ids))
@@ -253,7 +257,7 @@ class MemoryReads:
         )
         incoming = await self.db.execute_fetchall(
             "SELECT from_id, to_id, kind, score, created_at FROM relations"
-            f" WHERE to_id IN ({marks}) AND from_id != to_id ORDER BY to_id, rowid",
+            f" WHERE to_id IN ({marks}) AND from_id != to_id ORDER BY to_id, from_id, kind",
             list(ids),
         )
         by_memory: dict[str, list[Relation]] = {memory_id: [] for memory_id in ids}
@@ -307,8 +311,8 @@ class MemoryWrites(MemoryReads, EntityWrites):
             _INSERT_MEMORY, [_memory_row(new, vector, now) for new, vector in items]
         )
         await self.db.executemany(
-            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
                 (new.id, new.document_id, new.chunk_id or "", now)
                 for new, _ in items
@@ -320,13 +324,14 @@ class MemoryWrites(MemoryReads, EntityWrites):
                 await self.link_mentions(new, _valid_from(new, now), now)
 
     async def insert_memory(self, new: NewMemory, vector: np.ndarray, now: float) -> Memory:
-        cursor = await self.db.execute(_INSERT_MEMORY, _memory_row(new, vector, now))
+        rows = await self.db.execute_fetchall(
+            _INSERT_MEMORY + " RETURNING seq", _memory_row(new, vector, now)
+        )
         if new.document_id is not None:
             await self.add_source(new.id, new.document_id, new.chunk_id, now)
         await self.link_mentions(new, _valid_from(new, now), now)
-        assert cursor.lastrowid is not None
-        inserted = await self.memories_by_seq([cursor.lastrowid])
-        return inserted[cursor.lastrowid]
+        seq = rows[0][0]
+        return (await self.memories_by_seq([seq]))[seq]
 
     async def rechain(self, root_id: str, now: float) -> list[Version]:
         """Order a memory's versions by valid time; the chain as it now stands, oldest first."""
@@ -336,8 +341,8 @@ class MemoryWrites(MemoryReads, EntityWrites):
         self, memory_id: str, document_id: str, chunk_id: str | None, now: float
     ) -> None:
         await self.db.execute(
-            "INSERT OR IGNORE INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?)",
+            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [memory_id, document_id, chunk_id or "", now],
         )
 
@@ -348,7 +353,8 @@ class MemoryWrites(MemoryReads, EntityWrites):
             # An upsert, not OR REPLACE: a replace would count the link twice in `connections`
             # (its hidden delete fires no trigger).
             "INSERT INTO relations (from_id, to_id, kind, score, created_at) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
+            " ON CONFLICT (from_id, to_id, kind)"
+            " DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
             [from_id, to_id, kind, score, now],
         )
 

@@ -1,0 +1,45 @@
+"""The PostgreSQL store (smemd.store.protocol's Store): the shared SQL of every concern
+(smemd.store.sql) over a pool of psycopg connections."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import psycopg
+
+from smemd.store.postgres.connection import PostgresConnection
+from smemd.store.postgres.db import Database
+from smemd.store.sql.sessions import Sessions
+
+
+class PostgresStore(Sessions):
+    kind = "postgres"
+    database: Database
+
+    def __init__(self, dsn: str, *, pool_size: int = 10, statement_timeout_s: float = 30.0) -> None:
+        self.database = Database(dsn, pool_size=pool_size, statement_timeout_s=statement_timeout_s)
+        self._where = _redacted(dsn)
+
+    @property
+    def server_version(self) -> str:
+        return self.database.server_version
+
+    @property
+    def location(self) -> str:
+        """The server and database, never the password."""
+        return self._where
+
+    def connection(self, raw: psycopg.AsyncConnection[Any]) -> PostgresConnection:
+        return PostgresConnection(raw)
+
+
+def _redacted(dsn: str) -> str:
+    """`postgresql://role@host:port/db` (or the socket directory) from any dsn, no secret."""
+    try:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+    except psycopg.ProgrammingError:
+        return "postgresql (a dsn that does not parse)"
+    host = str(info.get("host") or "localhost")
+    port = f":{info['port']}" if info.get("port") else ""
+    user = f"{info['user']}@" if info.get("user") else ""
+    return f"postgresql://{user}{host}{port}/{info.get('dbname') or ''}"

@@ -1,0 +1,2 @@
+"""The SQL both backends run: one module per concern, over a Connection (connection.py) that
+each backend supplies with its dialect."""

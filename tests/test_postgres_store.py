@@ -1,0 +1,151 @@
+"""What only the PostgreSQL store has: its configuration, its migrations under a lock, its claim
+on a database, and its faults (a refusal at start, a connection lost under a request, text it
+cannot hold). Everything else it shares with SQLite runs in the suites run on both backends."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from smemd.config import ConfigError
+from smemd.daemon import Daemon
+from smemd.main import render_config
+from smemd.store.opening import StoreRefused
+from smemd.store.postgres.schema import MIGRATIONS
+from smemd.store.postgres.store import PostgresStore
+from tests import postgres
+from tests.conftest import StartDaemon, make_config
+from tests.test_api import assert_error, call
+from tests.test_memory_api import NS, add, search, settle
+
+
+@pytest.fixture
+def dsn(postgres_server: postgres.Server) -> Iterator[str]:
+    dsn = postgres_server.database()
+    yield dsn
+    postgres_server.drop(dsn)
+
+
+async def test_migrations_are_recorded_and_daemons_starting_together_apply_them_once(
+    dsn: str,
+) -> None:
+    stores = [PostgresStore(dsn), PostgresStore(dsn)]
+    # Both migrate at once; the second to take the lock finds the work done (it is then refused
+    # the database, which the first holds).
+    outcomes = await asyncio.gather(*(s.open() for s in stores), return_exceptions=True)
+    applied = [o for o in outcomes if isinstance(o, list)]
+    assert applied == [[name for name, _ in MIGRATIONS]]
+    refused = [o for o in outcomes if isinstance(o, BaseException)]
+    assert len(refused) == 1 and isinstance(refused[0], StoreRefused), outcomes
+    assert "another smemd" in str(refused[0])
+    for store in stores:
+        await store.close()
+    again = PostgresStore(dsn)  # the claim went with the first store
+    assert await again.open() == []
+    await again.close()
+    with postgres.connect(dsn) as db:
+        assert postgres.count(db, "SELECT count(*) FROM migrations", []) == len(MIGRATIONS)
+
+
+def test_the_dsn_comes_from_exactly_one_place_and_is_never_shown(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    secret_dsn = "postgresql://smem:s3cret-pw@127.0.0.1:1/smem"
+    dsn_file = tmp_path / "dsn"
+    dsn_file.write_text(secret_dsn + "\n")
+    config = make_config(tmp_path, store__kind="postgres", store__dsn_file=str(dsn_file))
+    assert config.store.dsn == secret_dsn
+    assert "s3cret" not in render_config(config) and "s3cret" not in repr(config.store)
+    assert PostgresStore(secret_dsn).location == "postgresql://smem@127.0.0.1:1/smem"
+    for settings, message in (
+        ({"store__kind": "postgres"}, "exactly one of dsn and dsn-file"),
+        (
+            {"store__kind": "postgres", "store__dsn": secret_dsn, "store__dsn_file": str(dsn_file)},
+            "exactly one of dsn and dsn-file",
+        ),
+        ({"store__dsn": secret_dsn}, "only a postgres store has one"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            make_config(tmp_path, **settings)
+
+
+async def serve(state_dir: Path, dsn: str) -> int:
+    daemon = Daemon(make_config(state_dir, store__kind="postgres", store__dsn=dsn))
+    return await daemon.serve(handle_signals=False)
+
+
+async def test_a_database_that_cannot_be_used_ends_the_start_with_2_and_says_which(
+    short_dir: Path, postgres_server: postgres.Server, caplog: pytest.LogCaptureFixture
+) -> None:
+    missing = postgres.with_settings(
+        postgres_server.dsn, dbname="no_such_db", password="pw-never-shown"
+    )
+    with caplog.at_level(logging.ERROR):
+        assert await serve(short_dir, missing) == 2
+    assert "database does not exist" in caplog.text
+    assert "pw-never-shown" not in caplog.text
+
+
+async def test_a_server_that_cannot_be_reached_ends_the_start_with_1(
+    short_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    nowhere = f"host={short_dir} dbname=smem connect_timeout=2"  # no server on that socket
+    with caplog.at_level(logging.ERROR):
+        assert await serve(short_dir, nowhere) == 1
+    assert "storage unavailable" in caplog.text
+
+
+async def test_a_second_daemon_on_the_same_database_is_refused(
+    short_dir: Path, dsn: str, start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    await start_daemon(store__kind="postgres", store__dsn=dsn)
+    assert await serve(tmp_path, dsn) == 2
+
+
+async def test_connections_the_server_drops_are_replaced_and_nothing_is_lost(
+    start_daemon: StartDaemon, dsn: str
+) -> None:
+    running = await start_daemon(store__kind="postgres", store__dsn=dsn)
+    await add(running, "Alex lives in Seattle.")
+    await settle(running)
+    with postgres.connect(dsn) as db:  # every connection of the daemon's pool, gone at once
+        db.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            " AND application_name = 'smemd'"
+        )
+    status, body, _ = await call(running.unix, "GET", "http://smemd/v1/status")
+    assert body["store"]["kind"] == "postgres" and body["store"]["serverVersion"].startswith("1")
+    assert body["store"]["location"].startswith("postgresql://")
+    statuses: list[Any] = []
+    for _ in range(20):  # the first requests may meet dead connections; then it recovers
+        status, body, response = await call(running.unix, "POST", f"{NS}/list/memories", json={})
+        statuses.append(status)
+        if status == 200:
+            break
+        assert_error(status, body, 503)
+        assert body["error"] == "storage unavailable"
+        assert response.headers.get("Retry-After")
+    assert statuses[-1] == 200 and set(statuses) <= {200, 503}, statuses
+    assert "Seattle" in str(await search(running, "where does Alex live"))
+    # Nothing acknowledged was lost, and the store still takes writes.
+    await add(running, "Sam lives in Lisbon.")
+    await settle(running)
+    assert "Lisbon" in str(await search(running, "Lisbon"))
+
+
+async def test_text_postgresql_cannot_hold_is_a_400(start_daemon: StartDaemon, dsn: str) -> None:
+    running = await start_daemon(store__kind="postgres", store__dsn=dsn)
+    status, body, _ = await call(
+        running.unix, "POST", f"{NS}/document", json={"content": "a\u0000b"}
+    )
+    assert_error(status, body, 400)
+    assert "NUL" in body["details"]
+    await add(running, "Alex lives in Seattle.")  # the store is as it was
+    await settle(running)
+    assert "Seattle" in str(await search(running, "Seattle"))
