@@ -13,7 +13,8 @@ import contextlib
 from pathlib import Path
 
 from smemd.lock import StateLock
-from smemd.store.opening import StoreKind, configured_store
+from smemd.store.opening import DATABASE_NAME, StoreKind
+from smemd.store.postgres.store import PostgresStore
 from smemd.store.sql.copying import Copied, copy_store
 from smemd.store.sqlite.store import SqliteStore
 
@@ -38,12 +39,8 @@ async def copy_to(kind: StoreKind, state_dir: Path, dsn: str, target: str) -> Co
         lock = StateLock(state_dir)
         lock.acquire()  # AlreadyRunning while the daemon runs
         stack.callback(lock.release)
-        source = configured_store(kind, state_dir, dsn=dsn)
-        destination = (
-            configured_store("postgres", state_dir, dsn=target)
-            if made is None
-            else SqliteStore(made)
-        )
+        source = _store(kind, state_dir / DATABASE_NAME, dsn)
+        destination = _store(into, made or Path(), target)
         try:
             await source.open()
             try:
@@ -60,3 +57,7 @@ async def copy_to(kind: StoreKind, state_dir: Path, dsn: str, target: str) -> Co
                     leftover.unlink(missing_ok=True)
             raise
     raise AssertionError("unreachable")  # for the type checker: the block returns or raises
+
+
+def _store(kind: StoreKind, path: Path, dsn: str) -> SqliteStore | PostgresStore:
+    return PostgresStore(dsn) if kind == "postgres" else SqliteStore(path)

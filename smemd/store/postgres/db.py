@@ -23,7 +23,7 @@ import psycopg
 import psycopg_pool
 from psycopg.types.string import TextLoader
 
-from smemd.errors import StorageUnavailable
+from smemd.errors import StorageUnavailable, TimedOut
 from smemd.store import deadline
 from smemd.store.postgres.failures import OLDEST_SERVER, Refused, refusal, storage_fault
 from smemd.store.postgres.schema import MIGRATION_LOCK, migrate
@@ -172,7 +172,7 @@ class Database:
         try:
             async with _faults():
                 yield
-        except Exception:
+        except TimedOut:  # a statement cancelled: ours at the deadline, or the server's timeout
             if limit is not None and limit.passed():
                 raise limit.error() from None
             raise

@@ -10,12 +10,12 @@ refused, rolls its one transaction back and leaves it as empty as it was.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
 
 import msgspec
 
 from smemd.errors import Conflict
 from smemd.store.sql.connection import Connection
+from smemd.store.sql.sessions import Sessions
 
 # In the order a row's references exist before it (documents after their namespace, chunks after
 # their document). Sources and relations go in before memories: the triggers that count a
@@ -32,14 +32,7 @@ class Copied(msgspec.Struct, frozen=True):
     rows: dict[str, int]  # by table, as counted in the target after the copy
 
 
-class SqlStore(Protocol):
-    """A store of either backend: its reads and writes carry a Connection."""
-
-    def read(self) -> Any: ...
-    def write(self) -> Any: ...
-
-
-async def copy_store(source: SqlStore, target: SqlStore) -> Copied:
+async def copy_store(source: Sessions, target: Sessions) -> Copied:
     """Copy every row of `source` into `target` (both open); Conflict if the target holds any."""
     async with source.read() as reader, target.write() as writer:
         theirs, ours = reader.db, writer.db
