@@ -33,7 +33,9 @@ BACKEND_SUITES = frozenset({
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if metafunc.module.__name__.rpartition(".")[2] in BACKEND_SUITES:
-        metafunc.parametrize("store_backend", ["sqlite", "postgres"], indirect=True)
+        # By module: a module's shared daemon (`daemon`, `process_config`) is made once per
+        # backend, and the module's tests run on one backend, then on the other.
+        metafunc.parametrize("store_backend", ["sqlite", "postgres"], indirect=True, scope="module")
 
 
 @pytest.fixture(scope="session")
@@ -41,22 +43,51 @@ def postgres_server() -> Iterator[postgres.Server]:
     yield from postgres.start()
 
 
+@pytest.fixture(scope="module")
+def store_backend(request: pytest.FixtureRequest) -> str:
+    """The store this module's tests run on: SQLite, or PostgreSQL for `BACKEND_SUITES`."""
+    return str(getattr(request, "param", "sqlite"))
+
+
 @pytest.fixture(autouse=True)
-def store_backend(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The store a test's daemons use: SQLite, or a fresh PostgreSQL database for the suites
-    run on both (`BACKEND_SUITES`)."""
-    kind = getattr(request, "param", "sqlite")
-    if kind == "sqlite":
-        yield kind
+def store_database(store_backend: str, request: pytest.FixtureRequest) -> Iterator[None]:
+    """On PostgreSQL, a fresh database for the test's in-process daemons (`make_config`,
+    `config_with_tokens` name it)."""
+    if store_backend == "sqlite":
+        yield
         return
     server: postgres.Server = request.getfixturevalue("postgres_server")
     dsn = server.database()
     postgres.store_settings.update({("store", "kind"): "postgres", ("store", "dsn"): dsn})
     try:
-        yield kind
+        yield
     finally:
         postgres.store_settings.clear()
         server.drop(dsn)
+
+
+@pytest.fixture(scope="module")
+def process_config(store_backend: str, request: pytest.FixtureRequest) -> Iterator[str]:
+    """The `[store]` table for a module's daemon process: '' on SQLite, else a database of the
+    module's own."""
+    if store_backend == "sqlite":
+        yield ""
+        return
+    server: postgres.Server = request.getfixturevalue("postgres_server")
+    dsn = server.database()
+    try:
+        yield f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
+    finally:
+        server.drop(dsn)
+
+
+def config_for_process(state_dir: Path, store_table: str) -> Path | None:
+    """A config file holding `store_table` for a DaemonProcess in `state_dir` (None if '')."""
+    if not store_table:
+        return None
+    path = state_dir / "smemd.toml"
+    path.write_text(store_table)
+    return path
 
 
 @pytest.fixture
@@ -151,10 +182,10 @@ async def running(start_daemon: StartDaemon) -> Running:
 
 
 @pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
+def daemon(process_config: str) -> Iterator[DaemonProcess]:
     """One real daemon process shared by a module's tests (it loads a model: starting is slow)."""
     state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
-    process = DaemonProcess(state_dir).start()
+    process = DaemonProcess(state_dir, config_for_process(state_dir, process_config)).start()
     yield process
     process.kill()
     shutil.rmtree(state_dir, ignore_errors=True)

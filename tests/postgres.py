@@ -21,6 +21,10 @@ import psycopg
 import pytest
 from psycopg import sql
 
+from smemd.store.postgres.store import PostgresStore
+from smemd.store.protocol import Store
+from smemd.store.sqlite.store import SqliteStore
+
 _numbers = itertools.count(1)
 
 
@@ -97,6 +101,14 @@ def connect(dsn: str) -> Iterator[psycopg.Connection[Any]]:
 # The store settings a test's daemon config gets (tests.conftest.make_config): none, or a
 # postgres store's while a test runs on one.
 store_settings: dict[tuple[str, str], Any] = {}
+
+
+def store_at(path: Path) -> Store:
+    """The store a store-level test opens: SQLite at `path`, or, while the test runs on
+    PostgreSQL, the test's own database (the same one for every path)."""
+    if store_settings:
+        return PostgresStore(store_settings["store", "dsn"])
+    return SqliteStore(path)
 
 
 def store_table() -> str:

@@ -12,9 +12,10 @@ from smemd.engine.entities.finder import find
 from smemd.store.records import Mention, NewMemory
 from smemd.store.sqlite import schema
 from smemd.store.sqlite.schema import MIGRATIONS
-from smemd.store.sqlite.store import SqliteStore as Store
+from smemd.store.sqlite.store import SqliteStore
 from tests.bench.entities import score
 from tests.conftest import Running
+from tests.postgres import store_at
 from tests.raw_sqlite import connection
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, settle
@@ -65,7 +66,7 @@ async def test_an_old_store_gets_entity_rows_from_the_names_extraction_gave(
 ) -> None:
     path = tmp_path / "old.sqlite3"
     monkeypatch.setattr(schema, "MIGRATIONS", [m for m in MIGRATIONS if m[0] < "0008"])
-    store = Store(path)
+    store = SqliteStore(path)
     await store.open()
     async with store.write() as writer:
         await writer.ensure_namespace("n", 1.0)
@@ -79,7 +80,7 @@ async def test_an_old_store_gets_entity_rows_from_the_names_extraction_gave(
             await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
     await store.close()
     monkeypatch.undo()
-    store = Store(path)
+    store = SqliteStore(path)
     assert (await store.open())[0] == "0008_entities"  # and any migration after it
     async with store.read() as reader:
         found, total = await reader.entities("n", q=None, kind=None, limit=10, offset=0)
@@ -181,7 +182,7 @@ async def test_bad_entity_requests_are_400_or_404(running: Running) -> None:
 async def test_moving_a_namespace_joins_entities_of_one_name_and_removing_takes_them(
     tmp_path: Path,
 ) -> None:
-    store = Store(tmp_path / "s.sqlite3")
+    store = store_at(tmp_path / "s.sqlite3")
     await store.open()
     async with store.write() as writer:
         for i, (ns, name, valid_from) in enumerate(

@@ -12,10 +12,10 @@ import numpy as np
 from smemd.engine.entities.merging import merge_in
 from smemd.engine.entities.suggestions import Named, name_similarity, suggestions
 from smemd.store.records import Mention, NewMemory
-from smemd.store.sqlite.store import SqliteStore as Store
 from tests.conftest import Running, StartDaemon
 from tests.dreams import NS as DREAMS
 from tests.dreams import V1, JudgeTables, dreamt, fake_pair, heuristic_store, judgements, with_model
+from tests.postgres import store_at
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, settle
 
@@ -240,7 +240,7 @@ async def test_an_unsure_judge_merges_nothing_and_asks_once(
 async def test_a_moved_namespace_keeps_its_merges_and_joins_names_the_target_has(
     tmp_path: Path,
 ) -> None:
-    store = Store(tmp_path / "s.sqlite3")
+    store = store_at(tmp_path / "s.sqlite3")
     await store.open()
     async with store.write() as writer:
         for i, (ns, name) in enumerate(

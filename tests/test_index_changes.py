@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 
 from smemd.engine.index.per_namespace import Indexes
-from smemd.store.protocol import Writer
+from smemd.store.protocol import Store, Writer
 from smemd.store.records import Memory, NewMemory
-from smemd.store.sqlite.store import SqliteStore
+from tests.postgres import store_at
 
 DIMENSION = 8
 
 
 @pytest.fixture
-async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    store = SqliteStore(tmp_path / "s.sqlite3")
+async def store(tmp_path: Path) -> AsyncIterator[Store]:
+    store = store_at(tmp_path / "s.sqlite3")
     await store.open()
     yield store
     await store.close()
@@ -45,7 +45,7 @@ def found(indexes: Indexes, namespace: str, i: int) -> list[int]:
 
 
 async def test_changes_apply_after_the_commit_and_never_after_a_rollback(
-    store: SqliteStore,
+    store: Store,
 ) -> None:
     async with store.write() as writer:
         await writer.ensure_namespace("n", 1.0)
@@ -77,7 +77,7 @@ async def test_changes_apply_after_the_commit_and_never_after_a_rollback(
 
 
 async def test_a_namespace_not_loaded_is_read_at_its_load_and_a_dropped_one_forgotten(
-    store: SqliteStore,
+    store: Store,
 ) -> None:
     indexes = Indexes(store, DIMENSION)
     async with indexes.writing() as (writer, changes):

@@ -13,6 +13,7 @@ import pytest
 import supermemory
 from supermemory import Supermemory
 
+from tests.conftest import config_for_process
 from tests.daemon_process import DaemonProcess
 
 NS = "user_alex"
@@ -20,9 +21,10 @@ TOKEN = "local-test-key"
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Supermemory]:
+def client(process_config: str) -> Iterator[Supermemory]:
     state_dir = Path(tempfile.mkdtemp(prefix="smem-"))
-    daemon = DaemonProcess(state_dir).start(env={"SMEM_TOKEN": TOKEN})
+    config = config_for_process(state_dir, process_config)
+    daemon = DaemonProcess(state_dir, config).start(env={"SMEM_TOKEN": TOKEN})
     with Supermemory(api_key=TOKEN, base_url=f"http://{daemon.tcp}", max_retries=0) as client:
         yield client
     daemon.kill()

@@ -12,7 +12,7 @@ import pytest
 
 from smemd.store.sqlite import schema
 from smemd.store.sqlite.schema import MIGRATIONS
-from smemd.store.sqlite.store import SqliteStore as Store
+from smemd.store.sqlite.store import SqliteStore
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.raw_sqlite import connect, connection
 from tests.test_api import assert_error, call
@@ -166,7 +166,7 @@ async def test_superseded_failures_from_before_are_taken_out(
 ) -> None:
     path = tmp_path / "old.sqlite3"
     monkeypatch.setattr(schema, "MIGRATIONS", [m for m in MIGRATIONS if m[0] < "0013"])
-    store = Store(path)
+    store = SqliteStore(path)
     await store.open()
     async with store.write() as writer:
         await writer.ensure_namespace("n", 1.0)
@@ -185,7 +185,7 @@ async def test_superseded_failures_from_before_are_taken_out(
         )
     await store.close()
     monkeypatch.undo()
-    store = Store(path)
+    store = SqliteStore(path)
     assert "0013_superseded_jobs" in await store.open()
     await store.close()
     with connect(path) as db:

@@ -18,7 +18,7 @@ from smemd.engine.ingest.reconciling import valid_from
 from smemd.store.records import Candidate, Document
 from smemd.store.sqlite import schema
 from smemd.store.sqlite.schema import MIGRATIONS
-from smemd.store.sqlite.store import SqliteStore as Store
+from smemd.store.sqlite.store import SqliteStore
 from smemd.store.vectors import to_blob
 from tests.conftest import Running
 from tests.raw_sqlite import connection
@@ -167,7 +167,7 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
     `valid_until` holding the record time of the supersede."""
     path = tmp_path / "old.sqlite3"
     monkeypatch.setattr(schema, "MIGRATIONS", MIGRATIONS[:3])
-    store = Store(path)
+    store = SqliteStore(path)
     await store.open()
     blob = to_blob(np.ones(4, dtype=np.float32))
     async with store.write() as writer:
@@ -195,7 +195,7 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
     await store.close()
     monkeypatch.undo()
 
-    store = Store(path)
+    store = SqliteStore(path)
     assert await store.open() == [name for name, _ in MIGRATIONS[3:]]
     async with store.read() as reader:
         chain = await reader.chain("mem_jan")
