@@ -75,6 +75,7 @@ class Worker:
         self.reconciler = Reconciler(store, indexes, judge)
         self.clock = clock or QuietClock()
         self._wake = asyncio.Event()
+        self._wakes = 0  # how many times work was announced: what a read saw
         self._idle = asyncio.Event()
         self._pause = 0.0
         self.stalled: str | None = None  # why the last round could not finish its work
@@ -86,6 +87,7 @@ class Worker:
         return self._idle
 
     def wake(self) -> None:
+        self._wakes += 1
         self._idle.clear()
         self._wake.set()
 
@@ -125,11 +127,13 @@ class Worker:
 
     async def _round(self) -> bool:
         """Work the open jobs not being fetched; False when there were none (it waited)."""
+        wakes = self._wakes
         async with self.store.read() as reader:
             jobs = await reader.open_jobs(limit=self.concurrency * 8 + len(self.fetches))
         runnable = [job for job in jobs if job.id not in self.fetches]
         if not runnable:
-            if not jobs:
+            # Idle only if no job came while the read ran: its wake would be lost otherwise.
+            if not jobs and wakes == self._wakes:
                 self._idle.set()
             await self._wake.wait()
             return False
