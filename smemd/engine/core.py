@@ -27,6 +27,7 @@ from smemd.engine.recall.profile import Profiles
 from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
 from smemd.fleet.builtin import Embedder
+from smemd.errors import SmemError
 from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace
@@ -113,8 +114,17 @@ class Engine:
             asyncio.create_task(self.worker.run(), name="ingest-worker"),
             asyncio.create_task(self.dreamer.run(), name="dreaming"),
             asyncio.create_task(self.indexes.maintain(), name="index-maintenance"),
+            asyncio.create_task(self._prepare_search(), name="search-indexes"),
         ]
         self.worker.wake()  # resume whatever a previous run left unfinished
+
+    async def _prepare_search(self) -> None:
+        """A store that searches itself builds its vector indexes for this embedder, which can
+        take minutes on a store copied in; it serves meanwhile, computing every distance."""
+        try:
+            await self.store.prepare_search(self.embedder.dimension)
+        except SmemError as err:  # the next start tries again
+            log.warning("search indexes not built: %s", err)
 
     async def _check_embedder(self) -> None:
         """Vectors of two embedders live in different spaces: never compare them."""

@@ -49,6 +49,7 @@ from smemd.store.records import (
     MemoryType,
     Namespace,
     NewMemory,
+    Peer,
     Phase,
     Relation,
     RelationKind,
@@ -148,6 +149,8 @@ class JobReading(Protocol):
     ) -> dict[str, int]: ...
     async def open_job_count(self, namespace: str) -> int: ...
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]: ...
+    async def lease_holder(self, job_id: str) -> str | None: ...
+    async def peers(self, since: float) -> list[Peer]: ...
 
 
 class JobWriting(Protocol):
@@ -167,6 +170,11 @@ class JobWriting(Protocol):
     async def requeue_open_job(self, document: Document, revision: int, now: float) -> bool: ...
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None: ...
     async def delete_candidates(self, job_id: str) -> None: ...
+    async def lease_jobs(self, owner: str, limit: int, until: float, now: float) -> list[Job]: ...
+    async def renew_leases(self, owner: str, until: float) -> int: ...
+    async def release_leases(self, owner: str | None) -> None: ...
+    async def heartbeat(self, peer: Peer) -> None: ...
+    async def forget_peers(self, before: float) -> None: ...
 
 
 class MemoryReading(Protocol):
@@ -373,10 +381,31 @@ class Writer(
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
 
+class SearchReading(Protocol):
+    """Recall's candidates, from a store that searches itself (`Store.searches_itself`)."""
+
+    async def nearest(
+        self, namespace: str, kind: IndexKind, vector: np.ndarray, depth: int,
+        among: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]: ...  # fmt: skip
+    async def cosines(
+        self, kind: IndexKind, vector: np.ndarray, seqs: Sequence[int]
+    ) -> list[float]: ...
+    async def matching(
+        self, namespace: str, kind: IndexKind, text: str, depth: int,
+        among: Collection[int] | None = None,
+    ) -> list[tuple[int, float]]: ...  # fmt: skip
+
+
 class Store(Protocol):
     @property
     def kind(self) -> str:
         """The backend, as `[store] kind` names it."""
+        ...
+
+    @property
+    def searches_itself(self) -> bool:
+        """Whether its readers are SearchReading too; if not, recall keeps indexes in memory."""
         ...
 
     @property
@@ -394,6 +423,10 @@ class Store(Protocol):
         ...
 
     async def close(self) -> None: ...
+
+    async def prepare_search(self, dimension: int) -> None:
+        """Make what a store that searches itself needs for vectors of `dimension`."""
+        ...
 
     def read(self) -> AbstractAsyncContextManager[Reader]:
         """A reader for lookups whose cost does not grow with the store."""

@@ -151,6 +151,17 @@ class Job(Record):
     updated_at: float
 
 
+class Peer(Record):
+    """A daemon on the store, as its heartbeat last said (smemd.store.sql.leases)."""
+
+    id: str  # host and state dir: the same across its restarts
+    host: str
+    pid: int
+    version: str
+    started_at: float
+    seen_at: float
+
+
 class Candidate(Record):
     """A fact extracted from a chunk, waiting for reconciliation (persisted between phases)."""
 

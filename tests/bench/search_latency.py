@@ -134,7 +134,10 @@ async def engine_latency(state_dir: Path, queries: list[str], dsn: str = "") -> 
     engine = Engine(store_in(state_dir, dsn), state_dir, RandomEmbedder(7), EngineConfig())
     await engine.store.open()
     try:
-        await engine.indexes.get(NS)  # load once, as the daemon does on first use
+        # As a daemon does before its searches are fast: PostgreSQL builds its vector index
+        # (minutes at 100k, once), SQLite loads the namespace's indexes on first use.
+        await engine.store.prepare_search(DIMENSION)
+        await engine.indexes.lookup(NS)
         for text in queries[:20]:
             await engine.recall.search(NS, Query(text=text))
         samples = []

@@ -68,10 +68,10 @@ class Inferrer:
     async def _companions(self, memory: Memory, vector: np.ndarray) -> list[Memory]:
         """Older live stated memories beside `memory`, nearest first: those naming one of its
         entities, then near neighbours."""
-        index = (await self.indexes.get(memory.namespace)).memories
+        index = (await self.indexes.lookup(memory.namespace)).memories
+        hits = await index.nearest(vector, 20)
         async with self.store.read() as reader:
             named = await reader.sharing_an_entity(memory, 20)
-            hits = index.vectors.search(vector, 20)
             near = await reader.memories_by_seq(
                 [seq for seq, cos in hits if seq < memory.seq and cos >= NEAR_AT]
             )
@@ -81,7 +81,7 @@ class Inferrer:
             if not m.is_inference and m.root_id != memory.root_id
         }  # fmt: skip
         seqs = list(found)
-        cosines = dict(zip(seqs, index.vectors.cosines(vector, seqs), strict=True))
+        cosines = dict(zip(seqs, await index.cosines(vector, seqs), strict=True))
         nearest = sorted(seqs, key=lambda seq: (seq not in by_name, -cosines[seq]))
         return [found[seq] for seq in nearest[:COMPANIONS]]
 
@@ -94,8 +94,8 @@ class Inferrer:
             return False
         sources = [group[i] for i in inference.uses]
         vector = (await self.embedder.embed([inference.text], kind="document"))[0]
-        index = (await self.indexes.get(group[0].namespace)).memories
-        same = [(seq, cos) for seq, cos in index.vectors.search(vector, 1) if cos >= SAME_AT]
+        index = (await self.indexes.lookup(group[0].namespace)).memories
+        same = [(seq, cos) for seq, cos in await index.nearest(vector, 1) if cos >= SAME_AT]
         if same:
             log.info("inference %r: a stored memory says it (%.3f)", inference.text, same[0][1])
             await self._mark(looked)

@@ -84,10 +84,10 @@ class Linker:
         return applied, score, record
 
     async def _candidates(self, memory: Memory, vector: np.ndarray) -> list[tuple[Memory, float]]:
-        index = (await self.indexes.get(memory.namespace)).memories
+        index = (await self.indexes.lookup(memory.namespace)).memories
         hits = [
             (seq, cos)
-            for seq, cos in index.vectors.search(vector, LINK_CANDIDATES + 3)
+            for seq, cos in await index.nearest(vector, LINK_CANDIDATES + 3)
             if seq != memory.seq and cos >= LINK_AT
         ]
         async with self.store.read() as reader:

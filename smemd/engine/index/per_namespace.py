@@ -28,6 +28,7 @@ from smemd.engine.index.flat import EXACT_UP_TO, FlatIndex
 from smemd.engine.index.heap import release_freed_memory
 from smemd.engine.index.kinds import ANN_FROM, KindIndex
 from smemd.engine.index.loading import load_kind, off_loop
+from smemd.engine.index.lookup import InMemoryLookup, Lookups, StoreLookup
 from smemd.errors import Unavailable
 from smemd.store import deadline
 from smemd.store.protocol import Store, Writer
@@ -89,6 +90,17 @@ class Indexes:
                 return await asyncio.wait_for(asyncio.shield(task), wait_s)
             except TimeoutError:
                 raise loading_error(namespace) from None
+
+    async def lookup(self, namespace: str, *, wait_s: float | None = None) -> Lookups:
+        """What searches the namespace: the store itself if it can (nothing is loaded), else
+        its indexes, loaded if need be (`get`)."""
+        if self.store.searches_itself:
+            return Lookups(
+                StoreLookup(self.store, namespace, "memories"),
+                StoreLookup(self.store, namespace, "chunks"),
+            )
+        indexes = await self.get(namespace, wait_s=wait_s)
+        return Lookups(InMemoryLookup(indexes.memories), InMemoryLookup(indexes.chunks))
 
     @asynccontextmanager
     async def writing(self) -> AsyncIterator[tuple[Writer, IndexChanges]]:

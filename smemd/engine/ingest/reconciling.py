@@ -55,12 +55,12 @@ class Reconciler:
                 if job.revision > 1
                 else []
             )
-        index = (await self.indexes.get(doc.namespace)).memories
+        index = (await self.indexes.lookup(doc.namespace)).memories
         own = [m.seq for m in before]
         searched = [
             (
-                index.vectors.search(vector, NEIGHBOURS),
-                list(zip(own, index.vectors.cosines(vector, own), strict=True)),
+                await index.nearest(vector, NEIGHBOURS),
+                list(zip(own, await index.cosines(vector, own), strict=True)),
             )
             for _, vector in items
         ]

@@ -30,9 +30,8 @@ import numpy as np
 
 from smemd.engine.dates.mentions import tells_time
 from smemd.engine.dates.windows import Windows, query_windows
-from smemd.engine.index.kinds import KindIndex
-from smemd.engine.index.per_namespace import Indexes, NamespaceIndexes
-from smemd.engine.index.words import query_terms
+from smemd.engine.index.lookup import Hits, KindLookup, Lookups
+from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.query import Query
 from smemd.engine.recall.scoring import (
@@ -83,11 +82,10 @@ class Recall:
         self.clock.touch()
         now = time.time()
         when = query_windows(query.text, now if query.as_of is None else query.as_of)
-        indexes = await self.indexes.get(namespace, wait_s=LOAD_WAIT_S)
-        found = await self._candidates(namespace, query, indexes, now)
-        vector = found.vector
+        lookups = await self.indexes.lookup(namespace, wait_s=LOAD_WAIT_S)
+        found = await self._candidates(namespace, query, lookups, now)
+        await self._fill_cosines(found, found.vector, lookups)
         async with self.store.read() as reader:
-            self._fill_cosines(found, vector, indexes)
             memories = await reader.memories_by_seq(found.seqs("m"))
             chunks = await reader.chunks_by_seq(found.seqs("c"))
             # Chunks come with their document; memories need theirs only for a date.
@@ -109,25 +107,24 @@ class Recall:
         return [top[i] for i in order] + hits[RERANK_TOP:]
 
     async def _candidates(
-        self, namespace: str, query: Query, indexes: NamespaceIndexes, now: float
+        self, namespace: str, query: Query, lookups: Lookups, now: float
     ) -> Found:
         """The four candidate lists. Without a filter, time travel or the forgotten, each index
         searches its live rows; with them, the store first says which rows the query may see,
         while the query is embedded."""
         depth = self.fusion.depth
-        terms = query_terms(query.text)
         restricted = (
             query.filter is not None or query.as_of is not None or query.as_of_recorded is not None
             or query.entity is not None
         )  # fmt: skip
-        sides: list[tuple[str, KindIndex, asyncio.Task[set[int]] | None]] = []
+        sides: list[tuple[str, KindLookup, asyncio.Task[set[int]] | None]] = []
         if query.mode != "chunks":
             narrow = restricted or query.include_forgotten
             sees = self._memories_seen(namespace, query, now) if narrow else None
-            sides.append(("m", indexes.memories, asyncio.create_task(sees) if sees else None))
+            sides.append(("m", lookups.memories, asyncio.create_task(sees) if sees else None))
         if query.mode != "memories":
             sees = self._chunks_seen(namespace, query, now) if restricted else None
-            sides.append(("c", indexes.chunks, asyncio.create_task(sees) if sees else None))
+            sides.append(("c", lookups.chunks, asyncio.create_task(sees) if sees else None))
         try:  # the model may be busy: the wait is the request's, within its deadline
             vectors = await deadline.waiting(self.embedder.embed([query.text], kind="query"))
         except BaseException:
@@ -136,10 +133,17 @@ class Recall:
                     seen.cancel()
             raise
         found = Found(vector=vectors[0])
-        for kind, index, seen in sides:
+
+        async def side(lookup: KindLookup, seen: asyncio.Task[set[int]] | None) -> list[Hits]:
             among = await seen if seen is not None else None
-            vector_hits = index.vectors.search(found.vector, depth, among)
-            lexical_hits = index.words.search(terms, depth, among)
+            return list(await asyncio.gather(
+                lookup.nearest(found.vector, depth, among),
+                lookup.matching(query.text, depth, among),
+            ))  # fmt: skip
+
+        # A store that searches itself answers the four lists at once, on four connections.
+        lists = await asyncio.gather(*(side(lookup, seen) for _, lookup, seen in sides))
+        for (kind, _, _), (vector_hits, lexical_hits) in zip(sides, lists, strict=True):
             if kind == "m":
                 found.memory_vector, found.memory_lexical = vector_hits, lexical_hits
             else:
@@ -155,13 +159,13 @@ class Recall:
             return set(await reader.chunk_seqs(namespace, query.visibility(now)))
 
     @staticmethod
-    def _fill_cosines(found: Found, vector: np.ndarray, indexes: NamespaceIndexes) -> None:
+    async def _fill_cosines(found: Found, vector: np.ndarray, lookups: Lookups) -> None:
         """Candidates found by their vectors have a cosine; those found only by BM25 get one."""
         found.cosines.update((("m", seq), cos) for seq, cos in found.memory_vector)
         found.cosines.update((("c", seq), cos) for seq, cos in found.chunk_vector)
-        for kind, index in (("m", indexes.memories), ("c", indexes.chunks)):
+        for kind, lookup in (("m", lookups.memories), ("c", lookups.chunks)):
             missing = [seq for seq in found.seqs(kind) if (kind, seq) not in found.cosines]
-            for seq, cos in zip(missing, index.vectors.cosines(vector, missing), strict=True):
+            for seq, cos in zip(missing, await lookup.cosines(vector, missing), strict=True):
                 found.cosines[kind, seq] = cos
 
     def _rank(

@@ -27,10 +27,12 @@ from smemd.errors import StorageUnavailable, TimedOut
 from smemd.store import deadline
 from smemd.store.postgres.failures import OLDEST_SERVER, Refused, refusal, storage_fault
 from smemd.store.postgres.schema import MIGRATION_LOCK, migrate
+from smemd.store.postgres.search import EF_SEARCH
 from smemd.store.turns import NamespaceTurns
 
 log = logging.getLogger("smemd.store")
 OWNER_LOCK = MIGRATION_LOCK + 1
+MAINTENANCE_LOCK = MIGRATION_LOCK + 2  # one daemon at a time builds the search indexes
 Raw = psycopg.AsyncConnection[Any]
 
 
@@ -38,7 +40,10 @@ class Database:
     def __init__(self, dsn: str, *, pool_size: int, statement_timeout_s: float) -> None:
         self._dsn = dsn
         self._pool_size = pool_size
-        self._options = f"-c statement_timeout={int(statement_timeout_s * 1000)}"
+        self._options = (
+            f"-c statement_timeout={int(statement_timeout_s * 1000)}"
+            f" -c hnsw.ef_search={EF_SEARCH} -c hnsw.iterative_scan=relaxed_order"
+        )
         self._pool: psycopg_pool.AsyncConnectionPool[Raw] | None = None
         self._write_lock = asyncio.Lock()
         self._scanning = NamespaceTurns()
@@ -122,6 +127,20 @@ class Database:
                 "another smemd has this database open, and two daemons on one database are not"
                 " supported yet: stop it, or give this daemon a database of its own"
             )
+
+    @contextlib.asynccontextmanager
+    async def maintenance(self) -> AsyncIterator[Raw]:
+        """A connection of its own, without a statement timeout, for work that takes minutes
+        (an index build), one daemon at a time (a session advisory lock)."""
+        async with _faults():
+            db = await self._connect()
+        try:
+            async with _faults():
+                await db.execute("SET statement_timeout = 0")
+                await db.execute("SELECT pg_advisory_lock(%s)", [MAINTENANCE_LOCK])
+                yield db
+        finally:
+            await db.close()  # and with it the lock
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator[Raw]:

@@ -31,10 +31,17 @@ class PostgresDialect:
         # Namespace characters include `_`, LIKE's one-character wildcard: it is escaped.
         return glob.replace("_", "!_").replace("*", "%").replace("?", "_")
 
+    def for_update(self) -> str:
+        return " FOR UPDATE"
+
+    def skip_locked(self) -> str:
+        return " FOR UPDATE SKIP LOCKED"
+
     def columns_sql(self) -> str:
         return (
             "SELECT column_name FROM information_schema.columns WHERE table_name = ?"
-            " AND table_schema = current_schema() ORDER BY ordinal_position"
+            " AND table_schema = current_schema() AND is_generated = 'NEVER'"
+            " ORDER BY ordinal_position"
         )
 
     def sequence_reset(self, table: str) -> str | None:

@@ -278,7 +278,70 @@ async def m0001_tables(db: psycopg.AsyncConnection) -> None:
     await db.execute(_CONNECTIONS.encode())
 
 
-MIGRATIONS: list[tuple[str, Migration]] = [("0001_tables", m0001_tables)]
+# What searches read, kept by the database itself from the columns every write already sets, so
+# no write path (nor a store copy, nor another daemon) can leave a row unsearchable:
+# - `embedding`: the float32 `vector` as pgvector's halfvec (half the size of `vector`, the same
+#   ranking at 384 dimensions); its HNSW index is made for the embedder's dimension at start
+#   (search.py), since a column without a dimension cannot be indexed.
+# - `words`: the text as English full-text lexemes, GIN-indexed, and `word_count` their number
+#   with repeats: BM25 is computed over them.
+_SEARCH = """
+-- The little-endian float32 BLOB both stores keep, as an array (denormals read as 0).
+CREATE FUNCTION smem_floats(b BYTEA) RETURNS REAL[] LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+RETURN (
+    SELECT array_agg(CASE WHEN e = 0 THEN 0::REAL ELSE ((1 - 2 * s)
+        * power(2::DOUBLE PRECISION, e - 127) * (1 + m / 8388608.0::DOUBLE PRECISION))::REAL END
+        ORDER BY i)
+    FROM (SELECT i, get_byte(b, 4 * i + 3) >> 7 AS s,
+        ((get_byte(b, 4 * i + 3) & 127) << 1) | (get_byte(b, 4 * i + 2) >> 7) AS e,
+        ((get_byte(b, 4 * i + 2) & 127) << 16) | (get_byte(b, 4 * i + 1) << 8) | get_byte(b, 4 * i)
+            AS m
+        FROM generate_series(0, length(b) / 4 - 1) AS i) AS parts
+);
+-- How many words a text has as BM25 counts them (a lexeme's positions, stopwords left out).
+CREATE FUNCTION smem_words(text TEXT) RETURNS INTEGER LANGUAGE sql IMMUTABLE PARALLEL SAFE STRICT
+RETURN (SELECT coalesce(sum(array_length(positions, 1)), 0)
+        FROM unnest(to_tsvector('english'::regconfig, text)));
+ALTER TABLE memories
+    ADD COLUMN embedding halfvec GENERATED ALWAYS AS (smem_floats(vector)::halfvec) STORED,
+    ADD COLUMN words tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED,
+    ADD COLUMN word_count INTEGER GENERATED ALWAYS AS (smem_words(text)) STORED;
+ALTER TABLE chunks
+    ADD COLUMN embedding halfvec GENERATED ALWAYS AS (smem_floats(vector)::halfvec) STORED,
+    ADD COLUMN words tsvector GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text)) STORED,
+    ADD COLUMN word_count INTEGER GENERATED ALWAYS AS (smem_words(text)) STORED;
+CREATE INDEX memories_words ON memories USING gin (words);
+CREATE INDEX chunks_words ON chunks USING gin (words);
+"""
+
+
+async def m0002_search(db: psycopg.AsyncConnection) -> None:
+    await db.execute(_SEARCH.encode())
+
+
+_LEASES = """
+ALTER TABLE jobs ADD COLUMN leased_by TEXT, ADD COLUMN lease_until DOUBLE PRECISION;
+CREATE TABLE daemons (
+    id TEXT PRIMARY KEY,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    version TEXT NOT NULL,
+    started_at DOUBLE PRECISION NOT NULL,
+    seen_at DOUBLE PRECISION NOT NULL
+);
+"""
+
+
+async def m0003_leases(db: psycopg.AsyncConnection) -> None:
+    """Jobs leased to the daemon working them; the daemons' heartbeats (smemd.store.sql.leases)."""
+    await db.execute(_byte_ordered(_LEASES).encode())
+
+
+MIGRATIONS: list[tuple[str, Migration]] = [
+    ("0001_tables", m0001_tables),
+    ("0002_search", m0002_search),
+    ("0003_leases", m0003_leases),
+]
 
 
 async def migrate(db: psycopg.AsyncConnection) -> list[str]:

@@ -8,17 +8,39 @@ from typing import Any
 import psycopg
 
 from smemd.store.postgres.connection import PostgresConnection
+from smemd.store.postgres import search
 from smemd.store.postgres.db import Database
-from smemd.store.sql.sessions import Sessions
+from smemd.store.postgres.search import SearchReads
+from smemd.store.records import IndexKind
+from smemd.store.sql.connection import Connection
+from smemd.store.sql.sessions import Sessions, SqlReader
+
+
+class PostgresReader(SearchReads, SqlReader):
+    def __init__(
+        self, db: Connection, statistics: dict[tuple[str, IndexKind], tuple[float, float, float]]
+    ) -> None:
+        super().__init__(db)
+        self.statistics = statistics
 
 
 class PostgresStore(Sessions):
     kind = "postgres"
+    searches_itself = True  # recall asks the database (search.py), not in-memory indexes
     database: Database
 
     def __init__(self, dsn: str, *, pool_size: int = 10, statement_timeout_s: float = 30.0) -> None:
         self.database = Database(dsn, pool_size=pool_size, statement_timeout_s=statement_timeout_s)
         self._where = _redacted(dsn)
+        self._statistics: dict[tuple[str, IndexKind], tuple[float, float, float]] = {}
+
+    def reader(self, db: Connection) -> PostgresReader:
+        return PostgresReader(db, self._statistics)
+
+    async def prepare_search(self, dimension: int) -> None:
+        """Make the vector indexes for the embedder's `dimension` (search.prepare)."""
+        async with self.database.maintenance() as db:
+            await search.prepare(db, dimension)
 
     @property
     def server_version(self) -> str:

@@ -46,6 +46,16 @@ class Dialect(Protocol):
         """A namespace pattern (`*` any run, `?` one character; smemd.store.scope) as bound."""
         ...
 
+    def for_update(self) -> str:
+        """After a SELECT: lock the rows read until the transaction ends (SQLite: every
+        write is serial already, so nothing)."""
+        ...
+
+    def skip_locked(self) -> str:
+        """After a SELECT in a write: lock the rows read, passing over rows another transaction
+        has locked (SQLite: nothing, as above)."""
+        ...
+
     def columns_sql(self) -> str:
         """A query of a table's column names (the table's name bound to its `?`)."""
         ...

@@ -17,6 +17,7 @@ from smemd.store.sql.entity_merges import AliasReads, AliasWrites
 from smemd.store.sql.graph import GraphReads
 from smemd.store.sql.inferences import InferenceReads, InferenceWrites
 from smemd.store.sql.judgements import JudgementReads, JudgementWrites
+from smemd.store.sql.leases import LeaseReads, LeaseWrites
 from smemd.store.sql.listings import ListingReads
 from smemd.store.sql.memories import MemoryReads, MemoryWrites
 from smemd.store.sql.namespaces import NamespaceReads, NamespaceWrites
@@ -35,6 +36,7 @@ class SqlReader(
     NamespaceReads,
     RetractionReads,
     ListingReads,
+    LeaseReads,
 ):
     def __init__(self, db: Connection) -> None:
         self.db = db
@@ -42,7 +44,7 @@ class SqlReader(
 
 class SqlWriter(
     DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
-    NamespaceWrites, RetractionWrites, SqlReader,
+    NamespaceWrites, RetractionWrites, LeaseWrites, SqlReader,
 ):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
 
@@ -67,6 +69,10 @@ class Sessions:
     def connection(self, raw: Any) -> Connection:
         raise NotImplementedError
 
+    def reader(self, db: Connection) -> SqlReader:
+        """A reader over `db`: the shared reads, and a backend's own if it has more."""
+        return SqlReader(db)
+
     async def open(self) -> list[str]:
         """Open (migrating first) and return the migrations applied now."""
         return await self.database.open()
@@ -77,13 +83,13 @@ class Sessions:
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[SqlReader]:
         async with self.database.read() as raw:
-            yield SqlReader(self.connection(raw))
+            yield self.reader(self.connection(raw))
 
     @contextlib.asynccontextmanager
     async def scan(self, namespace: str) -> AsyncIterator[SqlReader]:
         """A reader for reads whose cost grows with the namespace (one per namespace at once)."""
         async with self.database.scan(namespace) as raw:
-            yield SqlReader(self.connection(raw))
+            yield self.reader(self.connection(raw))
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator[SqlWriter]:

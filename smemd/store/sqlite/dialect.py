@@ -28,6 +28,12 @@ class SqliteDialect:
     def pattern(self, glob: str) -> str:
         return glob
 
+    def for_update(self) -> str:
+        return ""
+
+    def skip_locked(self) -> str:
+        return ""
+
     def columns_sql(self) -> str:
         return "SELECT name FROM pragma_table_info(?) ORDER BY cid"
 

@@ -500,6 +500,26 @@ async def m0014_namespace_creators(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0015_leases(db: aiosqlite.Connection) -> None:
+    """Jobs leased to the daemon working them, and the daemons' heartbeats (smemd.store.sql.leases):
+    one daemon opens a SQLite store, but the worker speaks as it does on a shared one."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE jobs ADD COLUMN leased_by TEXT;
+        ALTER TABLE jobs ADD COLUMN lease_until REAL;
+        CREATE TABLE daemons (
+            id TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            version TEXT NOT NULL,
+            started_at REAL NOT NULL,
+            seen_at REAL NOT NULL
+        );
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -515,6 +535,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0012_index_states", m0012_index_states),
     ("0013_superseded_jobs", m0013_superseded_jobs),
     ("0014_namespace_creators", m0014_namespace_creators),
+    ("0015_leases", m0015_leases),
 ]
 
 

@@ -15,6 +15,7 @@ from smemd.store.sqlite.db import Database
 
 class SqliteStore(Sessions):
     kind = "sqlite"
+    searches_itself = False
     database: Database
 
     def __init__(self, path: Path) -> None:
@@ -31,3 +32,6 @@ class SqliteStore(Sessions):
 
     def connection(self, raw: aiosqlite.Connection) -> SqliteConnection:
         return SqliteConnection(raw)
+
+    async def prepare_search(self, dimension: int) -> None:
+        """Nothing: recall searches SQLite's rows through indexes in memory."""
