@@ -49,7 +49,9 @@ async def _fill(
         items = []
         for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
             memory_id = f"{namespace}-{i}"
-            new = NewMemory(id=memory_id, namespace=namespace, text=text, type="fact", root_id=memory_id)
+            new = NewMemory(
+                id=memory_id, namespace=namespace, text=text, type="fact", root_id=memory_id
+            )
             items.append((new, vector))
         await writer.insert_memories(items, time.time())
     async with store.read() as reader:
@@ -131,7 +133,14 @@ async def test_a_committed_row_is_found_at_once_and_any_query_text_is_answered(
         assert isinstance(reader, PostgresReader)
         assert [s for s, _ in await reader.nearest("fresh", "memories", vector[0], 5)] == [seq]
         assert [s for s, _ in await reader.matching("fresh", "memories", "lighthouse", 5)] == [seq]
-        for text in ("", "   ", "the and of", "C:\\path\\to 'quoted' & | ! <-> (", "\u00e9t\u00e9 \U0001f600", "a" * 3000):
+        for text in (
+            "",
+            "   ",
+            "the and of",
+            "C:\\path\\to 'quoted' & | ! <-> (",
+            "\u00e9t\u00e9 \U0001f600",
+            "a" * 3000,
+        ):
             assert isinstance(await reader.matching("fresh", "memories", text, 5), list)
         assert await reader.matching("fresh", "memories", "logbook", 5, among=[]) == []
         assert await reader.matching("elsewhere", "memories", "logbook", 5) == []

@@ -21,13 +21,14 @@ from smemd.engine.judgement.labels import Labels
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.memories import Memories
 from smemd.engine.namespaces import NamespaceChanges
+from smemd.engine.peers import Peers
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
 from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
-from smemd.fleet.builtin import Embedder
 from smemd.errors import SmemError
+from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace
@@ -72,10 +73,11 @@ class Engine:
         )  # fmt: skip
         self.judge = Judge(llm, thresholds=DEFAULT_THRESHOLDS) if llm is not None else None
         clock = QuietClock()
+        self.peers = Peers(self.store, state_dir)
         self.worker = Worker(
             self.store, background or embedder, self.indexes, config.ingest_concurrency, llm,
             judge=self.judge, clock=clock, extraction_timeout_s=config.extraction_timeout_s,
-            fetcher=Fetcher.configured(ingest), max_chunks=ingest.max_chunks,
+            fetcher=Fetcher.configured(ingest), max_chunks=ingest.max_chunks, owner=self.peers.me.id,
         )  # fmt: skip
         self.recall = Recall(self.store, embedder, self.indexes, reranker=reranker, clock=clock)
         self.dreamer = Dreamer(
@@ -116,6 +118,8 @@ class Engine:
             asyncio.create_task(self.indexes.maintain(), name="index-maintenance"),
             asyncio.create_task(self._prepare_search(), name="search-indexes"),
         ]
+        if self.store.shared:  # other daemons may be on it: say this one is
+            self._tasks.append(asyncio.create_task(self.peers.beat(), name="heartbeat"))
         self.worker.wake()  # resume whatever a previous run left unfinished
 
     async def _prepare_search(self) -> None:

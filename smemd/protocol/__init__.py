@@ -65,10 +65,21 @@ class Dreaming(Reply):
     aliases_merged: int = 0  # of those, merged as one entity
 
 
+class PeerStatus(Reply):
+    id: str  # host:state-dir hash, as in job leases
+    host: str
+    pid: int
+    version: str
+    started_at: str  # ISO 8601, UTC
+    seen_at: str
+
+
 class StoreStatus(Reply):
     kind: str  # `[store] kind`
     location: str  # the file, or role@host:port/database (never a password)
     server_version: str  # SQLite's library, or the PostgreSQL server
+    daemon: str = ""  # this daemon's name among those on the store
+    peers: list[PeerStatus] = msgspec.field(default_factory=list)  # the others heard from lately
 
 
 class Status(Reply):

@@ -2,9 +2,9 @@
 
 The source is the store a daemon's config names; the target a PostgreSQL dsn (`postgresql://…`,
 `postgres://…` or libpq's `key=value` form) or the path of a SQLite file that does not exist yet.
-The source's daemon must be stopped: its state dir's lock (SQLite), or its claim on the database
-(PostgreSQL), is taken for the copy. A copy that fails leaves the target as empty as it found it
-(and a SQLite target not there at all).
+The source's daemons must be stopped: its state dir's lock (SQLite), or the database alone
+(PostgreSQL: refused while any daemon has it open), is taken for the copy. A copy that fails
+leaves the target as empty as it found it (and a SQLite target not there at all).
 """
 
 from __future__ import annotations
@@ -60,4 +60,4 @@ async def copy_to(kind: StoreKind, state_dir: Path, dsn: str, target: str) -> Co
 
 
 def _store(kind: StoreKind, path: Path, dsn: str) -> SqliteStore | PostgresStore:
-    return PostgresStore(dsn) if kind == "postgres" else SqliteStore(path)
+    return PostgresStore(dsn, exclusive=True) if kind == "postgres" else SqliteStore(path)

@@ -404,6 +404,11 @@ class Store(Protocol):
         ...
 
     @property
+    def shared(self) -> bool:
+        """Whether several daemons may open it at once (PostgreSQL), or one alone (SQLite)."""
+        ...
+
+    @property
     def searches_itself(self) -> bool:
         """Whether its readers are SearchReading too; if not, recall keeps indexes in memory."""
         ...
@@ -437,3 +442,8 @@ class Store(Protocol):
         ...
 
     def write(self) -> AbstractAsyncContextManager[Writer]: ...
+
+    def turn(self, key: str) -> AbstractAsyncContextManager[None]:
+        """Held by one daemon at a time for `key` (a namespace's reconciliation, dreaming),
+        across every daemon on the store; released when the block ends or the daemon dies."""
+        ...

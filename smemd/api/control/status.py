@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from datetime import UTC, datetime
 
 from aiohttp import web
@@ -11,6 +12,7 @@ from smemd.api.access import ANONYMOUS, PUBLIC, principal
 from smemd.api.control.calibration import dreaming_status
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
+from smemd.errors import SmemError
 from smemd.http.route import Route
 from smemd.protocol import (
     Activity,
@@ -18,6 +20,7 @@ from smemd.protocol import (
     Health,
     LogLevelChange,
     LogLevelReply,
+    PeerStatus,
     Status,
     StoreStatus,
     TokenList,
@@ -37,7 +40,7 @@ async def status(request: web.Request) -> web.Response:
             version=__version__,
             pid=state.pid,
             uptime_s=round(state.uptime_s, 3),
-            started_at=datetime.fromtimestamp(state.started_at, UTC).isoformat(timespec="seconds"),
+            started_at=_iso(state.started_at),
             state_dir=state.config.paths.state_dir,
             listeners=state.listeners,
             fleet_kind=state.config.fleet.kind,
@@ -46,16 +49,38 @@ async def status(request: web.Request) -> web.Response:
             warnings=_warnings(state),
             heuristics=_heuristics(state),
             dreaming=await dreaming_status(state.engine) if state.engine else None,
-            store=_store(state),
+            store=await _store(state),
         )
     )
 
 
-def _store(state: ApiState) -> StoreStatus | None:
+async def _store(state: ApiState) -> StoreStatus | None:
     if state.engine is None:
         return None
-    kind, location, version = state.engine.store_identity()
-    return StoreStatus(kind=kind, location=location, server_version=version)
+    engine = state.engine
+    kind, location, version = engine.store_identity()
+    peers: list[PeerStatus] = []
+    if engine.store.shared:
+        with contextlib.suppress(SmemError):  # the store away: the status says the rest
+            peers = [
+                PeerStatus(
+                    id=p.id,
+                    host=p.host,
+                    pid=p.pid,
+                    version=p.version,
+                    started_at=_iso(p.started_at),
+                    seen_at=_iso(p.seen_at),
+                )
+                for p in await engine.peers.others()
+            ]
+    return StoreStatus(
+        kind=kind, location=location, server_version=version, daemon=engine.peers.me.id,
+        peers=peers,
+    )  # fmt: skip
+
+
+def _iso(at: float) -> str:
+    return datetime.fromtimestamp(at, UTC).isoformat(timespec="seconds")
 
 
 def _heuristics(state: ApiState) -> list[str]:

@@ -120,7 +120,9 @@ class Dreamer:
                 continue
             self.progress.state = "dreaming"
             try:
-                worked = await self.step()
+                # One daemon dreams at a time on a shared store: no memory worked in two at once.
+                async with self.store.turn("dreaming"):
+                    worked = await self.step()
             except asyncio.CancelledError:
                 raise
             except Exception as err:  # a node down or a model gone: try again after a pause

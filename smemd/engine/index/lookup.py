@@ -73,13 +73,17 @@ class StoreLookup:
         if depth <= 0 or (among is not None and not among):
             return []
         async with self.store.read() as reader:
-            return await cast(SearchReading, reader).nearest(self.namespace, self.kind, vector, depth, among)
+            return await cast(SearchReading, reader).nearest(
+                self.namespace, self.kind, vector, depth, among
+            )
 
     async def matching(self, text: str, depth: int, among: Collection[int] | None = None) -> Hits:
         if depth <= 0 or (among is not None and not among):
             return []
         async with self.store.read() as reader:
-            return await cast(SearchReading, reader).matching(self.namespace, self.kind, text, depth, among)
+            return await cast(SearchReading, reader).matching(
+                self.namespace, self.kind, text, depth, among
+            )
 
     async def cosines(self, vector: np.ndarray, seqs: Sequence[int]) -> list[float]:
         if not seqs:

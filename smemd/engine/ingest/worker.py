@@ -40,6 +40,10 @@ from smemd.store.vectors import stack
 log = logging.getLogger("smemd.engine")
 
 MAX_ATTEMPTS = 3
+# A job is leased to the daemon working it (smemd.store.sql.leases) for LEASE_S, renewed every
+# third of it: a daemon killed mid-job has its jobs taken over this long after.
+LEASE_S = 15.0
+POLL_S = 1.0  # on a store several daemons share, how often an idle worker looks for jobs
 EMBED_STEP = 64  # chunks embedded, then committed, at a time
 MAX_PAUSE_S = 8.0  # the longest wait before trying a stalled store again
 # A phase's writes, committed with its move to the next; the document as they left it, if they
@@ -56,13 +60,14 @@ class Worker:
         self, store: Store, embedder: Embedder, indexes: Indexes, concurrency: int = 4,
         llm: ChatModel | None = None, judge: Judge | None = None, clock: QuietClock | None = None,
         extraction_timeout_s: float | None = None, fetcher: Fetcher | None = None,
-        max_chunks: int = IngestConfig().max_chunks,
+        max_chunks: int = IngestConfig().max_chunks, owner: str = "smemd",
     ) -> None:  # fmt: skip
         """With `llm` (a chat model on the background lane) facts are read by the model and
         reconciled by `judge`; without, by the heuristics. Each job step touches `clock`.
         `fetcher` fetches documents given as a URL (by default: no host allowed beyond the guard's
-        rules, default limits)."""
+        rules, default limits). `owner` names this daemon in the leases of the jobs it works."""
         self.store = store
+        self.owner = owner
         self.max_chunks = max_chunks
         self.fetcher = fetcher or Fetcher.configured(IngestConfig())
         self.concurrency = concurrency
@@ -102,6 +107,10 @@ class Worker:
         meet the earlier ones already stored). Fetches run apart from the batches, each waking
         the worker when it ends.
         """
+        if not self.store.shared:  # its one daemon: leases a previous run left are void
+            async with self.store.write() as writer:
+                await writer.release_leases(None)
+        renewing = asyncio.create_task(self._renew_leases(), name="job-leases")
         try:
             while True:
                 self._wake.clear()
@@ -123,19 +132,42 @@ class Worker:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), self._pause)
         finally:
+            renewing.cancel()
             await self.fetches.cancel()
+            with contextlib.suppress(Exception):  # another daemon may take them over at once
+                async with self.store.write() as writer:
+                    await writer.release_leases(self.owner)
+
+    async def _renew_leases(self) -> None:
+        while True:
+            await asyncio.sleep(LEASE_S / 3)
+            try:
+                async with self.store.write() as writer:
+                    await writer.renew_leases(self.owner, now() + LEASE_S)
+            except SmemError as err:  # the store is away: a lease lost is taken over, no more
+                log.warning("job leases not renewed: %s", err)
 
     async def _round(self) -> bool:
-        """Work the open jobs not being fetched; False when there were none (it waited)."""
+        """Work the open jobs leased to this daemon, less those being fetched; False when there
+        were none (it waited)."""
         wakes = self._wakes
-        async with self.store.read() as reader:
-            jobs = await reader.open_jobs(limit=self.concurrency * 8 + len(self.fetches))
+        async with self.store.write() as writer:
+            # Alone on the store, a round takes a long list at once; beside other daemons, no
+            # more than it works at once, so that a queue filled through one is shared by all.
+            ahead = self.concurrency if self.store.shared else self.concurrency * 8
+            limit = ahead + len(self.fetches)
+            jobs = await writer.lease_jobs(self.owner, limit, now() + LEASE_S, now())
         runnable = [job for job in jobs if job.id not in self.fetches]
         if not runnable:
-            # Idle only if no job came while the read ran: its wake would be lost otherwise.
+            if not jobs:  # others' jobs are open jobs too: not idle while another works them
+                async with self.store.read() as reader:
+                    jobs = await reader.open_jobs(limit=1)
+            # Idle only if no job came while the reads ran: its wake would be lost otherwise.
             if not jobs and wakes == self._wakes:
                 self._idle.set()
-            await self._wake.wait()
+            # Jobs queued through another daemon, or left by one that died, wake no one here.
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), POLL_S if self.store.shared else None)
             return False
         slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
         turns: dict[str, asyncio.Event] = {}
@@ -160,7 +192,11 @@ class Worker:
                     if job.phase == "reconciling" and after is not None:
                         await after.wait()
                     self.clock.touch()
-                    job, doc = await self._advance(job, doc)
+                    if job.phase == "reconciling":  # serial in a namespace, across daemons too
+                        async with self.store.turn(f"namespace:{job.namespace}"):
+                            job, doc = await self._advance(job, doc)
+                    else:
+                        job, doc = await self._advance(job, doc)
             except JobGone as gone:
                 log.info("job %s dropped: %s", job.id, gone)
             except Exception as err:
@@ -293,7 +329,7 @@ class Worker:
         """The phase's work and the job's move to `phase`, in one commit; the job and its
         document after it."""
         async with self.indexes.writing() as (writer, changes):
-            doc = await check_current(writer, job)
+            doc = await check_current(writer, job, self.owner)
             if work is not None:
                 doc = await work(writer, changes) or doc
             if phase != job.phase:
@@ -328,8 +364,12 @@ class Worker:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
 
 
-async def check_current(writer: Writer, job: Job) -> Document:
-    """Inside a write: the job still belongs to its document's current revision; that document."""
+async def check_current(writer: Writer, job: Job, owner: str) -> Document:
+    """Inside a write: the job is still `owner`'s (its row locked until the commit, so no
+    other daemon takes it meanwhile) and belongs to its document's current revision; that
+    document."""
+    if await writer.lease_holder(job.id) != owner:
+        raise JobGone("its lease passed to another daemon")
     doc = await writer.document_by_id(job.document_id)
     current = await writer.job(job.id)
     if (

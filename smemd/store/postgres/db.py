@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
 import logging
 from collections.abc import AsyncIterator
 from typing import Any
@@ -33,12 +34,17 @@ from smemd.store.turns import NamespaceTurns
 log = logging.getLogger("smemd.store")
 OWNER_LOCK = MIGRATION_LOCK + 1
 MAINTENANCE_LOCK = MIGRATION_LOCK + 2  # one daemon at a time builds the search indexes
+TURN_CLASS = MIGRATION_LOCK  # the first of a turn's two keys, the second its key's hash
 Raw = psycopg.AsyncConnection[Any]
 
 
 class Database:
-    def __init__(self, dsn: str, *, pool_size: int, statement_timeout_s: float) -> None:
+    def __init__(
+        self, dsn: str, *, pool_size: int, statement_timeout_s: float, exclusive: bool = False
+    ) -> None:
+        """`exclusive`: no daemon may have the database open meanwhile (a store copy)."""
         self._dsn = dsn
+        self._exclusive = exclusive
         self._pool_size = pool_size
         self._options = (
             f"-c statement_timeout={int(statement_timeout_s * 1000)}"
@@ -116,17 +122,35 @@ class Database:
                 ' server (see the README\'s "Running on PostgreSQL")'
             )
 
-    @staticmethod
-    async def _claim(db: Raw) -> None:
-        """One daemon per database until jobs and indexes are shared between daemons: a session
-        advisory lock, held by the connection that took it until the store closes."""
-        cursor = await db.execute("SELECT pg_try_advisory_lock(%s)", [OWNER_LOCK])
+    async def _claim(self, db: Raw) -> None:
+        """Daemons share the database (a shared session advisory lock each, held by the
+        connection that took it until the store closes); a store copy has it alone."""
+        if self._exclusive:
+            cursor = await db.execute("SELECT pg_try_advisory_lock(%s)", [OWNER_LOCK])
+            why = "a smemd has this database open: stop every daemon on it first"
+        else:
+            cursor = await db.execute("SELECT pg_try_advisory_lock_shared(%s)", [OWNER_LOCK])
+            why = "a store copy is writing or reading this database: start when it has ended"
         row = await cursor.fetchone()
         if row is None or not row[0]:
-            raise Refused(
-                "another smemd has this database open, and two daemons on one database are not"
-                " supported yet: stop it, or give this daemon a database of its own"
-            )
+            raise Refused(why)
+
+    @contextlib.asynccontextmanager
+    async def turn(self, key: str) -> AsyncIterator[None]:
+        """`key`'s turn across daemons: a session advisory lock on a connection held for the
+        block (a transaction's lock would not cover the reads done before the write), freed by
+        the server if the daemon dies. Its two-number key space is apart from the one-number
+        keys of migrations and maintenance."""
+        digest = int.from_bytes(
+            hashlib.blake2b(key.encode(), digest_size=4).digest(), "big", signed=True
+        )
+        async with self._lease(bounded=False) as db, _faults():
+            await db.execute("SELECT pg_advisory_lock(%s, %s)", [TURN_CLASS, digest])
+            try:
+                yield
+            finally:
+                with contextlib.suppress(psycopg.Error):  # a lost connection freed it already
+                    await db.execute("SELECT pg_advisory_unlock(%s, %s)", [TURN_CLASS, digest])
 
     @contextlib.asynccontextmanager
     async def maintenance(self) -> AsyncIterator[Raw]:

@@ -90,7 +90,9 @@ class SearchReads:
         hits.sort(key=lambda hit: -hit[1])  # an iterative scan's order is only nearly sorted
         return hits
 
-    async def cosines(self, kind: IndexKind, vector: np.ndarray, seqs: Sequence[int]) -> list[float]:
+    async def cosines(
+        self, kind: IndexKind, vector: np.ndarray, seqs: Sequence[int]
+    ) -> list[float]:
         """The cosine of each of `seqs` with `vector`, in their order (0 for a row without one)."""
         if not seqs:
             return []
@@ -134,7 +136,9 @@ class SearchReads:
             {"namespace": namespace},
         ))[0]  # fmt: skip
         rows, mean = float(row[0]), float(row[1])
-        if rows >= CACHED_FROM:  # a smaller namespace is counted afresh: cheap, and it may grow fast
+        if (
+            rows >= CACHED_FROM
+        ):  # a smaller namespace is counted afresh: cheap, and it may grow fast
             self.statistics[key] = (time.monotonic(), rows, mean)
         return rows, mean
 

@@ -3,12 +3,13 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import psycopg
 
-from smemd.store.postgres.connection import PostgresConnection
 from smemd.store.postgres import search
+from smemd.store.postgres.connection import PostgresConnection
 from smemd.store.postgres.db import Database
 from smemd.store.postgres.search import SearchReads
 from smemd.store.records import IndexKind
@@ -26,16 +27,26 @@ class PostgresReader(SearchReads, SqlReader):
 
 class PostgresStore(Sessions):
     kind = "postgres"
+    shared = True  # many daemons on one database (smemd.store.sql.leases)
     searches_itself = True  # recall asks the database (search.py), not in-memory indexes
     database: Database
 
-    def __init__(self, dsn: str, *, pool_size: int = 10, statement_timeout_s: float = 30.0) -> None:
-        self.database = Database(dsn, pool_size=pool_size, statement_timeout_s=statement_timeout_s)
+    def __init__(
+        self, dsn: str, *, pool_size: int = 10, statement_timeout_s: float = 30.0,
+        exclusive: bool = False,
+    ) -> None:  # fmt: skip
+        """`exclusive`: refused while any daemon has the database open, and refusing them."""
+        self.database = Database(
+            dsn, pool_size=pool_size, statement_timeout_s=statement_timeout_s, exclusive=exclusive
+        )
         self._where = _redacted(dsn)
         self._statistics: dict[tuple[str, IndexKind], tuple[float, float, float]] = {}
 
     def reader(self, db: Connection) -> PostgresReader:
         return PostgresReader(db, self._statistics)
+
+    def turn(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        return self.database.turn(key)
 
     async def prepare_search(self, dimension: int) -> None:
         """Make the vector indexes for the embedder's `dimension` (search.prepare)."""

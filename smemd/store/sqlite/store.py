@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from smemd.store.sqlite.db import Database
 
 class SqliteStore(Sessions):
     kind = "sqlite"
+    shared = False
     searches_itself = False
     database: Database
 
@@ -35,3 +37,7 @@ class SqliteStore(Sessions):
 
     async def prepare_search(self, dimension: int) -> None:
         """Nothing: recall searches SQLite's rows through indexes in memory."""
+
+    def turn(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
+        """Nothing to wait for: one daemon opens the file, and orders its own work."""
+        return contextlib.nullcontext()
