@@ -108,8 +108,11 @@ class Worker:
         the worker when it ends.
         """
         if not self.store.shared:  # its one daemon: leases a previous run left are void
-            async with self.store.write() as writer:
-                await writer.release_leases(None)
+            try:
+                async with self.store.write() as writer:
+                    await writer.release_leases(None)
+            except SmemError as err:  # a full disk, say: this daemon's own name leases them still
+                log.warning("old job leases not cleared: %s", err)
         renewing = asyncio.create_task(self._renew_leases(), name="job-leases")
         try:
             while True:
@@ -119,7 +122,8 @@ class Worker:
                     if not await self._round():
                         continue
                 except Exception as err:  # the worker outlives anything; a bug is logged
-                    log.exception("ingest worker: %r", err)
+                    if not is_storage_fault(err):  # a store that cannot lease is no bug
+                        log.exception("ingest worker: %r", err)
                     self.stalled = str(err)
                 if self.stalled is None:
                     self._pause = 0.0
