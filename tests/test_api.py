@@ -44,7 +44,7 @@ async def test_health_on_both_listeners(running: Running) -> None:
         (running.tcp, running.url("/v1/health")),
     ):
         status, body, _ = await call(session, "GET", url)
-        assert (status, body) == (200, {"status": "ok", "version": __version__})
+        assert (status, body) == (200, {"status": "ok", "version": __version__, "store": "ok"})
 
 
 async def test_status_reports_the_process_and_its_listeners(running: Running) -> None:

@@ -44,7 +44,7 @@ def test_status_json_is_the_daemons_reply(
 def test_health(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:
     assert smemctl(daemon, capsys, "health")[:2] == (0, f"ok (smemd {__version__})\n")
     code, out, _ = smemctl(daemon, capsys, "--json", "health")
-    assert (code, json.loads(out)) == (0, {"status": "ok", "version": __version__})
+    assert (code, json.loads(out)) == (0, {"status": "ok", "version": __version__, "store": "ok"})
 
 
 def test_metrics_text_and_json(daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from pathlib import Path
 
 from smemd.config import EngineConfig, IngestConfig
@@ -27,7 +28,7 @@ from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
 from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
-from smemd.errors import SmemError
+from smemd.errors import SmemError, StorageUnavailable
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import EVERY_NAMESPACE, Store
@@ -38,6 +39,7 @@ log = logging.getLogger("smemd.engine")
 
 INDEX_DIR = "indexes"  # saved HNSW graphs and their postings, in the state dir
 STOP_STEP_S = 5.0
+OPEN_AGAIN_S = 2.0  # how often a shared store not reached at start is tried again
 
 
 class EmbedderMismatch(Exception):
@@ -101,8 +103,30 @@ class Engine:
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self._tasks: list[asyncio.Task[None]] = []
+        self._open_at: float | None = None  # when the store was opened
 
     async def start(self) -> None:
+        """Open the store and start the background work. A shared store (PostgreSQL) that
+        cannot be reached does not stop the daemon: it serves without it (store-backed routes
+        answer 503 storage_unavailable, `/v1/health` says so) and opens it once it answers."""
+        try:
+            await self._open()
+        except StorageUnavailable as err:
+            if not self.store.shared:
+                raise
+            log.warning(
+                "store %s unreachable (%s): serving without it, trying again every %.0f s",
+                self.store.location, err, OPEN_AGAIN_S,
+            )  # fmt: skip
+            self._tasks = [asyncio.create_task(self._open_when_reachable(), name="store-open")]
+            return
+        self._begin()
+
+    @property
+    def store_open(self) -> bool:
+        return self._open_at is not None
+
+    async def _open(self) -> None:
         applied = await self.store.open()
         if applied:
             log.info("store %s: applied %s", self.store.location, ", ".join(applied))
@@ -112,7 +136,25 @@ class Engine:
         except BaseException:
             await self.store.close()
             raise
-        self._tasks = [
+        self._open_at = time.time()
+
+    async def _open_when_reachable(self) -> None:
+        while True:
+            await asyncio.sleep(OPEN_AGAIN_S)
+            try:
+                await self._open()
+            except StorageUnavailable as err:
+                log.debug("store %s still unreachable: %s", self.store.location, err)
+                continue
+            except SmemError as err:  # reached, but refused: no retry mends that
+                log.error("store %s cannot be used: %s", self.store.location, err)
+                return
+            log.info("store %s reached: serving it", self.store.location)
+            self._begin()
+            return
+
+    def _begin(self) -> None:
+        self._tasks += [
             asyncio.create_task(self.worker.run(), name="ingest-worker"),
             asyncio.create_task(self.dreamer.run(), name="dreaming"),
             asyncio.create_task(self.indexes.maintain(), name="index-maintenance"),

@@ -31,8 +31,9 @@ class ErrorBody(Reply):
 
 
 class Health(Reply):
-    status: str
+    status: str  # "ok", or "unavailable" while the store is not open (with a 503)
     version: str
+    store: str = "ok"  # "unavailable": a shared store not reached yet
 
 
 class Listeners(Reply):

@@ -27,9 +27,17 @@ from smemd.protocol import (
 )
 
 HEURISTICS = ["extraction", "reconciliation", "answers"]
+RETRY_AFTER_S = 5
 
 
 async def health(request: web.Request) -> web.Response:
+    engine = request.app[STATE].engine
+    if engine is not None and not engine.store_open:  # out of a load balancer's rotation
+        response = reply(
+            Health(status="unavailable", version=__version__, store="unavailable"), status=503
+        )
+        response.headers["Retry-After"] = str(RETRY_AFTER_S)
+        return response
     return reply(Health(status="ok", version=__version__))
 
 

@@ -34,6 +34,7 @@ from smemd.store.turns import NamespaceTurns
 log = logging.getLogger("smemd.store")
 OWNER_LOCK = MIGRATION_LOCK + 1
 MAINTENANCE_LOCK = MIGRATION_LOCK + 2  # one daemon at a time builds the search indexes
+RETRY_AFTER_S = 5  # for a store not open: about when the engine tries it again
 TURN_CLASS = MIGRATION_LOCK  # the first of a turn's two keys, the second its key's hash
 Raw = psycopg.AsyncConnection[Any]
 
@@ -196,7 +197,10 @@ class Database:
     @contextlib.asynccontextmanager
     async def _lease(self, *, bounded: bool = True) -> AsyncIterator[Raw]:
         pool = self._pool
-        assert pool is not None, "database is not open"
+        if pool is None:  # not reached yet (the engine opens it again until it is), or closed
+            error = StorageUnavailable("storage unavailable", "the database is not open")
+            error.retry_after = RETRY_AFTER_S
+            raise error
         try:
             db = await (deadline.waiting(pool.getconn()) if bounded else pool.getconn())
         except (psycopg.Error, psycopg_pool.PoolTimeout) as err:
