@@ -7,10 +7,12 @@ Without either, those tests skip, unless SMEM_REQUIRE_POSTGRES=1 (CI), which fai
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import itertools
 import os
 import shutil
+import socket
 import tempfile
 import warnings
 from collections.abc import Iterator
@@ -116,3 +118,49 @@ def store_table() -> str:
     if not store_settings:
         return ""
     return f'[store]\nkind = "postgres"\ndsn = "{store_settings["store", "dsn"]}"\n'
+
+
+class Forwarder:
+    """A TCP port on loopback that reaches the test's server once `start`ed: a server that
+    cannot be reached, and then can."""
+
+    def __init__(self, dsn: str) -> None:
+        info = psycopg.conninfo.conninfo_to_dict(dsn)
+        self.host, self.port = str(info.get("host") or "127.0.0.1"), int(info.get("port") or 5432)
+        with socket.socket() as probe:  # a free port, nothing listening on it yet
+            probe.bind(("127.0.0.1", 0))
+            self.listen = probe.getsockname()[1]
+        self._server: asyncio.Server | None = None
+        self._open: set[asyncio.StreamWriter] = set()
+
+    def dsn(self, dsn: str) -> str:
+        """`dsn`, reached through this port."""
+        return with_settings(dsn, host="127.0.0.1", port=str(self.listen), connect_timeout="2")
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._pipe, "127.0.0.1", self.listen)
+
+    async def stop(self) -> None:
+        """The server is gone, as a client sees it: every connection cut, new ones refused."""
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for writer in list(self._open):
+            writer.transport.abort()
+        self._open.clear()
+
+    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self.host.startswith("/"):
+            far = await asyncio.open_unix_connection(f"{self.host}/.s.PGSQL.{self.port}")
+        else:
+            far = await asyncio.open_connection(self.host, self.port)
+        self._open.update((writer, far[1]))
+
+        async def copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
+            with contextlib.suppress(OSError):
+                while data := await source.read(65536):
+                    sink.write(data)
+                    await sink.drain()
+            sink.close()
+
+        await asyncio.gather(copy(reader, far[1]), copy(far[0], writer))

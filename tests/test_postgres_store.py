@@ -5,21 +5,19 @@ cannot hold). Everything else it shares with SQLite runs in the suites run on bo
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-import socket
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import msgspec
-import psycopg
 import pytest
 
 from smemd.config import ConfigError
 from smemd.daemon import Daemon
 from smemd.main import render_config
 from smemd.store.opening import StoreRefused
+from smemd.store.postgres.db import POOL_WAIT_S
 from smemd.store.postgres.schema import MIGRATIONS
 from smemd.store.postgres.store import PostgresStore
 from tests import postgres
@@ -99,48 +97,11 @@ async def test_a_database_that_cannot_be_used_ends_the_start_with_2_and_says_whi
     assert "pw-never-shown" not in caplog.text
 
 
-class Forwarder:
-    """A TCP port on loopback that reaches the test's server once `start`ed: a server that
-    cannot be reached, and then can."""
-
-    def __init__(self, dsn: str) -> None:
-        info = psycopg.conninfo.conninfo_to_dict(dsn)
-        self.host, self.port = str(info.get("host") or "127.0.0.1"), int(info.get("port") or 5432)
-        with socket.socket() as probe:  # a free port, nothing listening on it yet
-            probe.bind(("127.0.0.1", 0))
-            self.listen = probe.getsockname()[1]
-        self._server: asyncio.Server | None = None
-
-    async def start(self) -> None:
-        self._server = await asyncio.start_server(self._pipe, "127.0.0.1", self.listen)
-
-    async def stop(self) -> None:
-        if self._server is not None:
-            self._server.close()
-
-    async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.host.startswith("/"):
-            far = await asyncio.open_unix_connection(f"{self.host}/.s.PGSQL.{self.port}")
-        else:
-            far = await asyncio.open_connection(self.host, self.port)
-
-        async def copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:
-            with contextlib.suppress(OSError):
-                while data := await source.read(65536):
-                    sink.write(data)
-                    await sink.drain()
-            sink.close()
-
-        await asyncio.gather(copy(reader, far[1]), copy(far[0], writer))
-
-
 async def test_a_server_not_reached_at_start_is_waited_for_then_served(
     start_daemon: StartDaemon, dsn: str
 ) -> None:
-    forwarder = Forwarder(dsn)
-    via = postgres.with_settings(
-        dsn, host="127.0.0.1", port=str(forwarder.listen), connect_timeout="2"
-    )
+    forwarder = postgres.Forwarder(dsn)
+    via = forwarder.dsn(dsn)
     running = await start_daemon(store__kind="postgres", store__dsn=via)
     try:
         status, body, response = await call(running.unix, "GET", "http://smemd/v1/health")
@@ -161,6 +122,56 @@ async def test_a_server_not_reached_at_start_is_waited_for_then_served(
         found = await search(running, "where does Alex live?")
         assert found and "Seattle" in msgspec.json.encode(found[0]).decode()
     finally:
+        await forwarder.stop()
+
+
+async def test_a_server_gone_under_load_then_back_loses_nothing_acknowledged(
+    start_daemon: StartDaemon, dsn: str
+) -> None:
+    forwarder = postgres.Forwarder(dsn)
+    await forwarder.start()
+    running = await start_daemon(store__kind="postgres", store__dsn=forwarder.dsn(dsn))
+    acknowledged: list[str] = []
+    statuses: list[int] = []
+
+    async def load(until: asyncio.Event) -> None:
+        i = 0
+        while not until.is_set():
+            status, body, response = await call(
+                running.unix, "POST", f"{NS}/document",
+                json={"content": f"Worker {i} repairs bridge number {i}."},
+            )  # fmt: skip
+            statuses.append(status)
+            if status == 200:
+                acknowledged.append(body["id"])
+            else:  # the outage: a clear 503 saying to come back, never a 500
+                assert_error(status, body, 503)
+                assert response.headers.get("Retry-After")
+            i += 1
+            await asyncio.sleep(0.02)
+
+    done = asyncio.Event()
+    try:
+        writing = asyncio.create_task(load(done))
+        await asyncio.sleep(1.0)
+        await forwarder.stop()  # every connection cut, new ones refused
+        await asyncio.sleep(POOL_WAIT_S + 2)  # longer than a request waits for a connection
+        await forwarder.start()  # and the server is back
+        for _ in range(150):
+            await asyncio.sleep(0.1)
+            if statuses[-3:] == [200, 200, 200]:
+                break
+        done.set()
+        await writing
+        assert 503 in statuses and statuses[-1] == 200, statuses
+        await settle(running)
+        with postgres.connect(dsn) as db:  # every acknowledged document, worked to the end
+            rows = db.execute(
+                "SELECT status FROM documents WHERE id = ANY(%s)", [acknowledged]
+            ).fetchall()
+        assert len(rows) == len(acknowledged) and {r[0] for r in rows} == {"done"}, rows
+    finally:
+        done.set()
         await forwarder.stop()
 
 

@@ -26,7 +26,13 @@ from psycopg.types.string import TextLoader
 
 from smemd.errors import StorageUnavailable, TimedOut
 from smemd.store import deadline
-from smemd.store.postgres.failures import OLDEST_SERVER, Refused, refusal, storage_fault
+from smemd.store.postgres.failures import (
+    OLDEST_SERVER,
+    RETRY_AFTER_S,
+    Refused,
+    refusal,
+    storage_fault,
+)
 from smemd.store.postgres.schema import MIGRATION_LOCK, migrate
 from smemd.store.postgres.search import EF_SEARCH
 from smemd.store.turns import NamespaceTurns
@@ -34,7 +40,9 @@ from smemd.store.turns import NamespaceTurns
 log = logging.getLogger("smemd.store")
 OWNER_LOCK = MIGRATION_LOCK + 1
 MAINTENANCE_LOCK = MIGRATION_LOCK + 2  # one daemon at a time builds the search indexes
-RETRY_AFTER_S = 5  # for a store not open: about when the engine tries it again
+# The longest a request waits for a connection: with the server gone, the pool cannot make
+# one, and a request answers 503 after this rather than hang.
+POOL_WAIT_S = 5.0
 TURN_CLASS = MIGRATION_LOCK  # the first of a turn's two keys, the second its key's hash
 Raw = psycopg.AsyncConnection[Any]
 
@@ -82,7 +90,7 @@ class Database:
             configure=_configure,
             check=psycopg_pool.AsyncConnectionPool.check_connection,
             open=False,
-            timeout=30.0,
+            timeout=POOL_WAIT_S,
             name="smem",
         )
         await self._pool.open(wait=False)

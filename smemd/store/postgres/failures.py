@@ -15,15 +15,31 @@ import psycopg
 import psycopg_pool
 from psycopg import errors as pg
 
-from smemd.errors import BadRequest, SmemError, StorageFull, StorageUnavailable, TimedOut
+from smemd.errors import (
+    BadRequest,
+    SmemError,
+    StorageFull,
+    StorageUnavailable,
+    TimedOut,
+    Unavailable,
+)
 from smemd.store.refusal import StoreRefused as Refused
 
 # The oldest server the schema is written for (identity columns, `RETURN` function bodies).
 OLDEST_SERVER = 140000
+RETRY_AFTER_S = 5  # a server away is usually back, or failed over, within seconds
 
 
 def storage_fault(err: BaseException) -> SmemError | None:
-    """The client-facing error for a storage fault, or None when `err` is not one."""
+    """The client-facing error for a storage fault, or None when `err` is not one; one that
+    passes (the server away, a statement cancelled) says when to come back."""
+    fault = _fault(err)
+    if isinstance(fault, Unavailable) and fault.retry_after is None:
+        fault.retry_after = RETRY_AFTER_S
+    return fault
+
+
+def _fault(err: BaseException) -> SmemError | None:
     if isinstance(err, pg.DiskFull):
         return StorageFull("storage full", "no space left for the store; nothing was written")
     if isinstance(err, pg.QueryCanceled):
