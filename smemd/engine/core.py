@@ -32,7 +32,7 @@ from smemd.errors import SmemError, StorageUnavailable
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import EVERY_NAMESPACE, Store
-from smemd.store.records import Job, Namespace
+from smemd.store.records import Job, Namespace, Peer
 from smemd.store.scope import EVERY, Scope
 
 log = logging.getLogger("smemd.engine")
@@ -184,6 +184,10 @@ class Engine:
                 f"the store's vectors were made by {recorded}, but the embedder now is {identity};"
                 " repair the model install, or use a new state dir"
             )
+
+    async def other_daemons(self) -> list[Peer]:
+        """The other daemons on a shared store heard from lately (none on SQLite's)."""
+        return await self.peers.others() if self.store.shared else []
 
     def store_identity(self) -> tuple[str, str, str]:
         """The store's kind, where it is (never a secret) and its engine's version."""

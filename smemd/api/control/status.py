@@ -68,19 +68,18 @@ async def _store(state: ApiState) -> StoreStatus | None:
     engine = state.engine
     kind, location, version = engine.store_identity()
     peers: list[PeerStatus] = []
-    if engine.store.shared:
-        with contextlib.suppress(SmemError):  # the store away: the status says the rest
-            peers = [
-                PeerStatus(
-                    id=p.id,
-                    host=p.host,
-                    pid=p.pid,
-                    version=p.version,
-                    started_at=_iso(p.started_at),
-                    seen_at=_iso(p.seen_at),
-                )
-                for p in await engine.peers.others()
-            ]
+    with contextlib.suppress(SmemError):  # the store away: the status says the rest
+        peers = [
+            PeerStatus(
+                id=p.id,
+                host=p.host,
+                pid=p.pid,
+                version=p.version,
+                started_at=_iso(p.started_at),
+                seen_at=_iso(p.seen_at),
+            )
+            for p in await engine.other_daemons()
+        ]
     return StoreStatus(
         kind=kind, location=location, server_version=version, daemon=engine.peers.me.id,
         peers=peers,
