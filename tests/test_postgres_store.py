@@ -155,7 +155,9 @@ async def test_a_server_gone_under_load_then_back_loses_nothing_acknowledged(
         writing = asyncio.create_task(load(done))
         await asyncio.sleep(1.0)
         await forwarder.stop()  # every connection cut, new ones refused
-        await asyncio.sleep(POOL_WAIT_S + 2)  # longer than a request waits for a connection
+        # Longer than a request can wait: for the daemon's one writer (whose holder may itself be
+        # waiting out a connection) and then for a connection of its own.
+        await asyncio.sleep(2 * POOL_WAIT_S + 3)
         await forwarder.start()  # and the server is back
         for _ in range(150):
             await asyncio.sleep(0.1)
