@@ -58,6 +58,39 @@ async def test_migrations_are_recorded_and_daemons_starting_together_apply_them_
         assert postgres.count(db, "SELECT count(*) FROM migrations", []) == len(MIGRATIONS)
 
 
+# The tables of no namespace: a schema distributed by namespace keeps them whole on every node.
+GLOBAL_TABLES = {"settings", "namespaces", "labels", "daemons", "migrations"}
+
+
+async def test_every_key_starts_with_the_namespace_so_the_schema_can_be_distributed(
+    dsn: str,
+) -> None:
+    store = PostgresStore(dsn)
+    await store.open()
+    await store.close()
+    with postgres.connect(dsn) as db:
+        tables = {
+            r[0] for r in db.execute("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+        }
+        keys = db.execute(
+            "SELECT t.relname, i.indisprimary, array(SELECT a.attname FROM unnest(i.indkey)"
+            "  WITH ORDINALITY AS k(attnum, n) JOIN pg_attribute a ON a.attrelid = t.oid"
+            "  AND a.attnum = k.attnum ORDER BY k.n)"
+            " FROM pg_index i JOIN pg_class t ON t.oid = i.indrelid"
+            " JOIN pg_namespace s ON s.oid = t.relnamespace"
+            " WHERE s.nspname = 'public' AND i.indisunique"
+        ).fetchall()
+    keyed = {table for table, primary, _ in keys if primary}
+    assert tables - GLOBAL_TABLES <= keyed and len(tables - GLOBAL_TABLES) >= 13, tables
+    for table, primary, columns in keys:
+        if table in GLOBAL_TABLES:
+            continue
+        # Citus's rule: every unique key holds the distribution column; ours leads with it.
+        assert "namespace" in columns, (table, columns)
+        if primary:
+            assert columns[0] == "namespace", (table, columns)
+
+
 def test_the_dsn_comes_from_exactly_one_place_and_is_never_shown(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -54,7 +54,10 @@ async def test_a_database_from_before_a_migration_gets_it(
             " vector) VALUES ('mem_1', 'old', 'Alex lives in Seattle', 'fact', 'mem_1', 1, 1, ?)",
             [to_blob(np.ones(4, dtype=np.float32))],
         )
-        await writer.add_source("mem_1", "doc_1", "chk_1", 1.0)
+        await connection(writer).execute(
+            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES ('mem_1', 'doc_1', 'chk_1', 1)"
+        )
     await store.close()
     monkeypatch.undo()
     store = Store(path)
@@ -130,12 +133,20 @@ async def test_contradictions_counted_before_their_migration_are_taken_out(
         for i in (1, 2, 3):
             new = NewMemory(
                 id=f"mem_{i}", namespace="n", text=f"fact {i}", type="fact", root_id=f"mem_{i}",
-                document_id="doc_a", chunk_id="chk_a",
             )  # fmt: skip
             await writer.insert_memory(new, np.ones(4, dtype=np.float32), 1.0)
-        await writer.add_relation("mem_2", "mem_1", "contradicts", 0.8, 2.0)
-        await writer.add_relation("mem_3", "mem_1", "contradicts", 0.8, 2.0)
-        await writer.add_relation("mem_3", "mem_2", "extends", 0.8, 2.0)
+        db = connection(writer)  # the rows of that schema, which today's inserts outgrew
+        await db.executemany(
+            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, 'doc_a', 'chk_a', 1)",
+            [(f"mem_{i}",) for i in (1, 2, 3)],
+        )
+        await db.executemany(
+            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
+            " VALUES (?, ?, ?, 0.8, 2)",
+            [("mem_2", "mem_1", "contradicts"), ("mem_3", "mem_1", "contradicts"),
+             ("mem_3", "mem_2", "extends")],
+        )  # fmt: skip
     await store.close()
     monkeypatch.undo()
     store = Store(path)

@@ -191,7 +191,10 @@ async def test_a_store_from_the_previous_build_gets_valid_times_and_reordered_ch
             ],
         )  # fmt: skip
         await db.execute("UPDATE memories SET root_id = id WHERE id = 'mem_solo'")
-        await writer.add_relation("mem_jan", "mem_june", "updates", 0.9, 200.0)
+        await db.execute(
+            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
+            " VALUES ('mem_jan', 'mem_june', 'updates', 0.9, 200)"
+        )
     await store.close()
     monkeypatch.undo()
 

@@ -337,10 +337,97 @@ async def m0003_leases(db: psycopg.AsyncConnection) -> None:
     await db.execute(_byte_ordered(_LEASES).encode())
 
 
+# Every table's key starts with its namespace, so that the schema can be distributed by it
+# (Citus's `create_distributed_table(table, 'namespace')`, README): the rows that link others
+# carry the namespace of what they link, and a row is unique by (namespace, id). Ids are made
+# unique by their randomness; the plain `id` and `seq` indexes serve the lookups that come
+# without a namespace. The tables of no namespace (settings, namespaces, labels, daemons,
+# migrations) are the ones a distributed schema keeps whole on every node.
+_NAMESPACE_KEYS = """
+ALTER TABLE memory_sources ADD COLUMN namespace TEXT COLLATE "C";
+UPDATE memory_sources s SET namespace = m.namespace FROM memories m WHERE m.id = s.memory_id;
+ALTER TABLE relations ADD COLUMN namespace TEXT COLLATE "C";
+UPDATE relations r SET namespace = m.namespace FROM memories m WHERE m.id IN (r.from_id, r.to_id);
+ALTER TABLE candidates ADD COLUMN namespace TEXT COLLATE "C";
+UPDATE candidates c SET namespace = j.namespace FROM jobs j WHERE j.id = c.job_id;
+ALTER TABLE memory_entities ADD COLUMN namespace TEXT COLLATE "C";
+UPDATE memory_entities l SET namespace = e.namespace FROM entities e WHERE e.id = l.entity_id;
+"""
+_LINKS = ("memory_sources", "relations", "candidates", "memory_entities")
+_LINK_KEYS = {
+    "memory_sources": "memory_id, document_id, chunk_id",
+    "relations": "from_id, to_id, kind",
+    "candidates": "job_id, position",
+    "memory_entities": "memory_id, entity_id",
+}
+_BY_SEQ = ("documents", "chunks", "memories", "jobs", "judgements", "entities")
+_BY_ID = ("retractions", "alias_decisions")
+_KEYS = """
+ALTER TABLE chunks DROP CONSTRAINT chunks_document_id_fkey;
+{by_seq}
+{by_id}
+{links}
+ALTER TABLE chunks ADD FOREIGN KEY (namespace, document_id)
+    REFERENCES documents(namespace, id) ON DELETE CASCADE;
+CREATE OR REPLACE FUNCTION smem_sources_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        UPDATE memories SET connections = connections + 1
+            WHERE namespace = NEW.namespace AND id = NEW.memory_id;
+    ELSE
+        UPDATE memories SET connections = connections - 1
+            WHERE namespace = OLD.namespace AND id = OLD.memory_id;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE OR REPLACE FUNCTION smem_relations_counted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP = 'INSERT' THEN
+        IF NEW.kind <> 'contradicts' THEN
+            UPDATE memories SET connections = connections + 1
+                WHERE namespace = NEW.namespace AND id IN (NEW.from_id, NEW.to_id);
+        END IF;
+    ELSIF OLD.kind <> 'contradicts' THEN
+        UPDATE memories SET connections = connections - 1
+            WHERE namespace = OLD.namespace AND id IN (OLD.from_id, OLD.to_id);
+    END IF;
+    RETURN NULL;
+END $$;
+"""
+
+
+def _keys_ddl() -> str:
+    by_seq = "\n".join(
+        f"ALTER TABLE {t} DROP CONSTRAINT {t}_pkey, DROP CONSTRAINT {t}_id_key,"
+        f" ADD PRIMARY KEY (namespace, id);\n"
+        f"CREATE INDEX {t}_id ON {t}(id);\nCREATE INDEX {t}_seq ON {t}(seq);"
+        for t in _BY_SEQ
+    )
+    by_id = "\n".join(
+        f"ALTER TABLE {t} DROP CONSTRAINT {t}_pkey, ADD PRIMARY KEY (namespace, id);\n"
+        f"CREATE INDEX {t}_id ON {t}(id);"
+        for t in _BY_ID
+    )
+    # A link to rows that are gone (there should be none) names no namespace, and goes.
+    links = "\n".join(
+        f"DELETE FROM {t} WHERE namespace IS NULL;\n"
+        f"ALTER TABLE {t} ALTER COLUMN namespace SET NOT NULL, DROP CONSTRAINT {t}_pkey,"
+        f" ADD PRIMARY KEY (namespace, {_LINK_KEYS[t]});"
+        for t in _LINKS
+    )
+    return _KEYS.format(by_seq=by_seq, by_id=by_id, links=links)
+
+
+async def m0004_namespace_keys(db: psycopg.AsyncConnection) -> None:
+    await db.execute(_NAMESPACE_KEYS.encode())
+    await db.execute(_keys_ddl().encode())
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_tables", m0001_tables),
     ("0002_search", m0002_search),
     ("0003_leases", m0003_leases),
+    ("0004_namespace_keys", m0004_namespace_keys),
 ]
 
 

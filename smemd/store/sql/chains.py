@@ -57,9 +57,9 @@ async def rechain(
         )
     for pair in wanted - existing:
         await db.execute(
-            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
-            " VALUES (?, ?, 'updates', 1.0, ?)",
-            [*pair, now],
+            "INSERT INTO relations (namespace, from_id, to_id, kind, score, created_at)"
+            " SELECT namespace, ?, ?, 'updates', 1.0, ? FROM memories WHERE id = ?",
+            [*pair, now, pair[0]],
         )
     settled = []
     for i, version in enumerate(chain):

@@ -434,9 +434,10 @@ class DocumentWrites(DocumentReads):
 
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
         await self.db.executemany(
-            "INSERT INTO candidates"
-            " (job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (job_id, position) DO UPDATE SET"
+            "INSERT INTO candidates (namespace, job_id, position, chunk_id, text, type,"
+            " event_at, typed_by, entities, vector)"
+            " SELECT namespace, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM jobs WHERE id = ?"
+            " ON CONFLICT (namespace, job_id, position) DO UPDATE SET"
             " chunk_id = excluded.chunk_id, text = excluded.text, type = excluded.type,"
             " event_at = excluded.event_at, typed_by = excluded.typed_by,"
             " entities = excluded.entities, vector = excluded.vector",
@@ -451,6 +452,7 @@ class DocumentWrites(DocumentReads):
                     c.typed_by,
                     list_json(c.entities),
                     to_blob(v),
+                    c.job_id,
                 )
                 for c, v in items
             ],

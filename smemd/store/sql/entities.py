@@ -153,9 +153,9 @@ class EntityWrites(EntityReads):
                 ],
             )  # fmt: skip
             await self.db.execute(
-                "INSERT INTO memory_entities (memory_id, entity_id) VALUES (?, ?)"
+                "INSERT INTO memory_entities (namespace, memory_id, entity_id) VALUES (?, ?, ?)"
                 " ON CONFLICT DO NOTHING",
-                [new.id, next(iter(rows))[0]],
+                [new.namespace, new.id, next(iter(rows))[0]],
             )
 
     async def drop_unnamed_entities(self, row_ids: Sequence[str]) -> None:

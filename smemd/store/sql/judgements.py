@@ -204,9 +204,9 @@ class JudgementWrites(JudgementReads):
         if not list(await self.db.execute_fetchall("SELECT 1 FROM memories WHERE id = ?", [to_id])):
             return False
         await self.db.execute(
-            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
-            " VALUES (?, ?, 'extends', ?, ?)",
-            [from_id, to_id, score, now],
+            "INSERT INTO relations (namespace, from_id, to_id, kind, score, created_at)"
+            " SELECT namespace, ?, ?, 'extends', ?, ? FROM memories WHERE id = ?",
+            [from_id, to_id, score, now, to_id],
         )
         return True
 

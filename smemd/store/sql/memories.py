@@ -28,7 +28,7 @@ from smemd.store.sql.conditions import (
 )
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.entities import EntityWrites
-from smemd.store.sql.retractions import CHUNK_RETRACTED
+from smemd.store.sql.retractions import CHUNK_RETRACTED, SOURCE_FROM_MEMORY
 from smemd.store.sql.rows import (
     MEMORY_COLUMNS,
     batches,
@@ -311,10 +311,10 @@ class MemoryWrites(MemoryReads, EntityWrites):
             _INSERT_MEMORY, [_memory_row(new, vector, now) for new, vector in items]
         )
         await self.db.executemany(
-            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+            "INSERT INTO memory_sources (namespace, memory_id, document_id, chunk_id, created_at)"
+            " VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
             [
-                (new.id, new.document_id, new.chunk_id or "", now)
+                (new.namespace, new.id, new.document_id, new.chunk_id or "", now)
                 for new, _ in items
                 if new.document_id
             ],
@@ -341,9 +341,8 @@ class MemoryWrites(MemoryReads, EntityWrites):
         self, memory_id: str, document_id: str, chunk_id: str | None, now: float
     ) -> None:
         await self.db.execute(
-            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            [memory_id, document_id, chunk_id or "", now],
+            f"INSERT INTO memory_sources {SOURCE_FROM_MEMORY} ON CONFLICT DO NOTHING",
+            [memory_id, document_id, chunk_id or "", now, memory_id],
         )
 
     async def add_relation(
@@ -352,10 +351,11 @@ class MemoryWrites(MemoryReads, EntityWrites):
         await self.db.execute(
             # An upsert, not OR REPLACE: a replace would count the link twice in `connections`
             # (its hidden delete fires no trigger).
-            "INSERT INTO relations (from_id, to_id, kind, score, created_at) VALUES (?, ?, ?, ?, ?)"
-            " ON CONFLICT (from_id, to_id, kind)"
+            "INSERT INTO relations (namespace, from_id, to_id, kind, score, created_at)"
+            " SELECT namespace, ?, ?, ?, ?, ? FROM memories WHERE id = ?"
+            " ON CONFLICT (namespace, from_id, to_id, kind)"
             " DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
-            [from_id, to_id, kind, score, now],
+            [from_id, to_id, kind, score, now, from_id],
         )
 
     async def set_forgotten(

@@ -11,22 +11,17 @@ from smemd.store.sql.rows import DOCUMENT_COLUMNS, to_records
 ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
 _OWNED = (
-    "retractions", "judgements", "jobs", "memories", "chunks", "documents", "profile_buckets",
-    "alias_decisions", "entities",
+    "memory_sources", "relations", "memory_entities", "candidates", "retractions", "judgements",
+    "jobs", "memories", "chunks", "documents", "profile_buckets", "alias_decisions", "entities",
 )  # fmt: skip
-# Rows that name a namespace's rows by id, deleted before them (the subqueries need them).
-_BY_ID = [
+# Labels name a namespace's rows by id, and are deleted before them (the subqueries need them).
+_LABELS = (
     "DELETE FROM labels WHERE subject_id IN (SELECT id FROM judgements WHERE namespace = :ns)"
     " OR subject_id IN (SELECT id FROM memories WHERE namespace = :ns)"
     # A contradiction's label names its pair of memories as "a|b".
     " OR (kind = 'contradiction' AND substr(subject_id, 1, instr(subject_id, '|') - 1)"
-    " IN (SELECT id FROM memories WHERE namespace = :ns))",
-    "DELETE FROM relations WHERE from_id IN (SELECT id FROM memories WHERE namespace = :ns)"
-    " OR to_id IN (SELECT id FROM memories WHERE namespace = :ns)",
-    "DELETE FROM memory_sources WHERE memory_id IN (SELECT id FROM memories WHERE namespace = :ns)",
-    "DELETE FROM memory_entities WHERE entity_id IN (SELECT id FROM entities WHERE namespace = :ns)",
-    "DELETE FROM candidates WHERE job_id IN (SELECT id FROM jobs WHERE namespace = :ns)",
-]
+    " IN (SELECT id FROM memories WHERE namespace = :ns))"
+)
 
 
 class NamespaceReads:
@@ -84,8 +79,7 @@ class NamespaceWrites(NamespaceReads):
     async def remove_namespace(self, namespace: str) -> Removed:
         """Every row of the namespace and every row that names one of them, and the namespace."""
         counts = await self._counts(namespace)
-        for statement in _BY_ID:
-            await self.db.execute(statement, {"ns": namespace})
+        await self.db.execute(_LABELS, {"ns": namespace})
         for table in _OWNED:
             await self.db.execute(f"DELETE FROM {table} WHERE namespace = ?", [namespace])
         await self.db.execute("DELETE FROM namespaces WHERE name = ?", [namespace])
@@ -93,7 +87,8 @@ class NamespaceWrites(NamespaceReads):
 
     async def move_namespace(self, source: str, target: str) -> Removed:
         """Every row of `source` into `target` (which exists); its buckets join the target's
-        where the names are free. Ids are global, so nothing else needs renaming."""
+        where the names are free. Ids are global, so nothing else needs renaming. (A store
+        distributed by namespace refuses this: it changes the distribution column; README.)"""
         counts = await self._counts(source)
         await self.db.execute(
             "INSERT INTO profile_buckets (namespace, name, description, created_at)"

@@ -25,6 +25,11 @@ CHUNK_RETRACTED = (
     "EXISTS (SELECT 1 FROM retractions r WHERE r.subject_id = c.document_id"
     " AND r.subject_kind = 'document' AND r.undone_at IS NULL)"
 )
+# A source row (memory, document, chunk, time) under the namespace of its memory, bound last.
+SOURCE_FROM_MEMORY = (
+    "(namespace, memory_id, document_id, chunk_id, created_at)"
+    " SELECT namespace, ?, ?, ?, ? FROM memories WHERE id = ?"
+)
 
 _encode = msgspec.json.Encoder().encode
 _decode_effects = msgspec.json.Decoder(Effects).decode
@@ -218,16 +223,15 @@ class RetractionWrites(RetractionReads):
             )
         await self.db.executemany(
             # An upsert, not OR REPLACE, as in add_relation: the `connections` triggers.
-            "INSERT INTO relations (from_id, to_id, kind, score, created_at)"
-            " VALUES (?, ?, 'updates', ?, ?)"
-            " ON CONFLICT (from_id, to_id, kind)"
+            "INSERT INTO relations (namespace, from_id, to_id, kind, score, created_at)"
+            " SELECT namespace, ?, ?, 'updates', ?, ? FROM memories WHERE id = ?"
+            " ON CONFLICT (namespace, from_id, to_id, kind)"
             " DO UPDATE SET score = excluded.score, created_at = excluded.created_at",
-            effects.before.links,
+            [(*link, link[0]) for link in effects.before.links],
         )
         await self.db.executemany(
-            "INSERT INTO memory_sources (memory_id, document_id, chunk_id, created_at)"
-            " VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            effects.sources_removed,
+            f"INSERT INTO memory_sources {SOURCE_FROM_MEMORY} ON CONFLICT DO NOTHING",
+            [(*source, source[0]) for source in effects.sources_removed],
         )
         await self.db.execute(
             "UPDATE retractions SET undone_at = ? WHERE id = ?", [now, retraction.id]

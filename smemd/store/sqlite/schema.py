@@ -286,6 +286,7 @@ async def m0004_valid_time(db: aiosqlite.Connection) -> None:
         "SELECT root_id FROM memories GROUP BY root_id HAVING count(*) > 1"
     )
     now = time.time()
+    await _relations_namespaced(db)  # what today's rechain writes (0016 fills the rest)
     for (root_id,) in roots:
         # No retraction_id column yet.
         await rechain(SqliteConnection(db), root_id, now, skip_retracted=False)
@@ -520,6 +521,43 @@ async def m0015_leases(db: aiosqlite.Connection) -> None:
     )
 
 
+async def _relations_namespaced(db: aiosqlite.Connection) -> None:
+    """The `namespace` of relations, unless an earlier migration added it already."""
+    columns = {row[1] for row in await db.execute_fetchall("PRAGMA table_info(relations)")}
+    if "namespace" not in columns:
+        await db.execute("ALTER TABLE relations ADD COLUMN namespace TEXT NOT NULL DEFAULT ''")
+
+
+async def m0016_namespace_keys(db: aiosqlite.Connection) -> None:
+    """The rows that link others carry their namespace too, so that every table can be keyed
+    by it (smemd.store.postgres.schema distributes by it); a link names its namespace's rows.
+    Links to nothing any more name no namespace and go. The upserts' keys start with it."""
+    await _relations_namespaced(db)
+    await execute_script(
+        db,
+        """
+        ALTER TABLE memory_sources ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+        UPDATE memory_sources SET namespace = coalesce(
+            (SELECT m.namespace FROM memories m WHERE m.id = memory_sources.memory_id), '');
+        DELETE FROM memory_sources WHERE namespace = '';
+        UPDATE relations SET namespace = coalesce(
+            (SELECT m.namespace FROM memories m WHERE m.id IN (relations.from_id, relations.to_id)
+             LIMIT 1), '');
+        DELETE FROM relations WHERE namespace = '';
+        CREATE UNIQUE INDEX relations_key ON relations(namespace, from_id, to_id, kind);
+        ALTER TABLE candidates ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+        UPDATE candidates SET namespace = coalesce(
+            (SELECT j.namespace FROM jobs j WHERE j.id = candidates.job_id), '');
+        DELETE FROM candidates WHERE namespace = '';
+        CREATE UNIQUE INDEX candidates_key ON candidates(namespace, job_id, position);
+        ALTER TABLE memory_entities ADD COLUMN namespace TEXT NOT NULL DEFAULT '';
+        UPDATE memory_entities SET namespace = coalesce(
+            (SELECT e.namespace FROM entities e WHERE e.id = memory_entities.entity_id), '');
+        DELETE FROM memory_entities WHERE namespace = '';
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -536,6 +574,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0013_superseded_jobs", m0013_superseded_jobs),
     ("0014_namespace_creators", m0014_namespace_creators),
     ("0015_leases", m0015_leases),
+    ("0016_namespace_keys", m0016_namespace_keys),
 ]
 
 
