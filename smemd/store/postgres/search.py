@@ -7,10 +7,11 @@ filter on that index: `hnsw.iterative_scan` (set per connection, db.py) goes on 
 graph until enough rows of the namespace, live, have been found; for a small namespace the
 planner reads its rows by the namespace's own index and computes every distance instead.
 
-Words: BM25 over the full-text lexemes of `words` (GIN-indexed), scored as the in-memory index
-scores (smemd.engine.index.bm25: k1 1.2, b 0.75, idf floored at 1e-6, the namespace's own
-statistics, every row with a vector counted whether live or not). A row's length is its words
-less the stopwords, which the in-memory index counts. The statistics (rows and their mean
+Words: BM25 over the full-text lexemes of `words`, read from their posting lists (tables the
+triggers of schema.py keep), scored as the in-memory index scores (smemd.engine.index.bm25:
+k1 1.2, b 0.75, idf floored at 1e-6, the namespace's own statistics, every row with a vector
+counted whether live or not). A row's length is its words less the stopwords, which the
+in-memory index counts. The statistics (rows and their mean
 length) of a large namespace are read at most once a `STATISTICS_S`, as they drift slowly; a
 small one's at every query; document frequencies are always the query's own.
 
@@ -41,27 +42,30 @@ _TABLE = {"memories": "memories m", "chunks": "chunks c"}
 _ALIAS = {"memories": "m", "chunks": "c"}
 _LIVE = {"memories": LIVE, "chunks": f"NOT {CHUNK_RETRACTED}"}
 
-# The query's lexemes, its rows, and each (row, lexeme)'s term frequency; `df` counts the rows
-# of the namespace holding each lexeme, live or not, as the statistics do.
+# BM25 over the posting lists (schema.py) of the query's lexemes: read by the key alone, scored,
+# and only the best `room` looked up for whether they are live (with `among`, the best of those
+# rows). `df` counts the rows of the namespace holding each lexeme, live or not, as the
+# statistics do. Arithmetic is float8: numeric's would be exact to no purpose, and slower.
 _WORDS = """
 WITH lexemes AS (SELECT DISTINCT lexeme FROM unnest(to_tsvector('english'::regconfig, %(text)s))),
--- any of the words: plainto_tsquery's "a & b", whose output quotes every lexeme
-q AS (SELECT replace(plainto_tsquery('english'::regconfig, %(text)s)::text, ' & ', ' | ')::tsquery
-          AS query),
 hits AS (
-    SELECT {a}.seq, u.lexeme, array_length(u.positions, 1) AS tf, {a}.word_count AS length,
-           {live} AS live
-    FROM {table} CROSS JOIN LATERAL unnest({a}.words) AS u
-    WHERE {a}.namespace = %(namespace)s AND {a}.vector IS NOT NULL{among}
-      AND {a}.words @@ (SELECT query FROM q) AND u.lexeme IN (SELECT lexeme FROM lexemes)
+    SELECT p.seq, p.lexeme, p.tf::float8 AS tf, p.length::float8 AS length
+    FROM {kind}_postings p
+    WHERE p.namespace = %(namespace)s AND p.lexeme IN (SELECT lexeme FROM lexemes)
 ),
-df AS (SELECT lexeme, count(*) AS n FROM hits GROUP BY lexeme)
-SELECT h.seq, sum(
-    greatest(ln((greatest(%(rows)s, df.n) - df.n + 0.5) / (df.n + 0.5)), 1e-6) * h.tf * {k1_plus_1}
-    / (h.tf + {k1} * (1 - {b} + {b} * h.length / %(mean)s)))
-FROM hits h JOIN df USING (lexeme) WHERE h.live
-GROUP BY h.seq ORDER BY 2 DESC, h.seq LIMIT %(depth)s
+df AS (SELECT lexeme, count(*)::float8 AS n FROM hits GROUP BY lexeme),
+best AS (
+    SELECT h.seq, sum(
+        greatest(ln((greatest(%(rows)s::float8, df.n) - df.n + 0.5) / (df.n + 0.5)), 1e-6) * h.tf
+        * {k1_plus_1} / (h.tf + {k1} * (1 - {b} + {b} * h.length / %(mean)s::float8))) AS score
+    FROM hits h JOIN df USING (lexeme){among}
+    GROUP BY h.seq ORDER BY score DESC, h.seq LIMIT %(room)s
+)
+SELECT best.seq, best.score, {live} FROM best
+JOIN {table} ON {a}.namespace = %(namespace)s AND {a}.seq = best.seq
+ORDER BY best.score DESC, best.seq
 """
+ROOM = 4  # rows scored per row wanted, before the live ones among them are counted
 
 
 class SearchReads:
@@ -117,12 +121,19 @@ class SearchReads:
             return []
         a = _ALIAS[kind]
         sql = _WORDS.format(
-            a=a, table=_TABLE[kind], live=_LIVE[kind], k1=K1, b=B, k1_plus_1=K1 + 1,
-            among="" if among is None else f" AND {a}.seq = ANY(%(among)s)",
+            a=a, kind=kind, table=_TABLE[kind], k1=K1, b=B, k1_plus_1=K1 + 1,
+            live=_LIVE[kind] if among is None else "true",
+            among="" if among is None else " WHERE h.seq = ANY(%(among)s)",
         )  # fmt: skip
         params = {"text": text, "namespace": namespace, "rows": rows, "mean": max(mean, 1e-9),
-                  "depth": depth, "among": _seqs(among)}  # fmt: skip
-        return [(int(seq), float(score)) for seq, score in await self._raw(sql, params)]
+                  "among": _seqs(among)}  # fmt: skip
+        room = ROOM * depth
+        while True:  # mostly once: unless most of the best are superseded or forgotten
+            found = await self._raw(sql, {**params, "room": room})
+            live = [(int(seq), float(score)) for seq, score, alive in found if alive]
+            if len(live) >= depth or len(found) < room:
+                return live[:depth]
+            room *= 4
 
     async def _statistics(self, namespace: str, kind: IndexKind) -> tuple[float, float]:
         key = (namespace, kind)
@@ -161,7 +172,17 @@ def _seqs(seqs: Collection[int] | None) -> list[int]:
 async def prepare(db: psycopg.AsyncConnection[Any], dimension: int) -> None:
     """The HNSW index of each kind for `dimension`, built beside writes (CONCURRENTLY) if it is
     missing; one left invalid by a build that was cut short is built again. Until it is valid,
-    searches compute every distance of the namespace: right, only slower."""
+    searches compute every distance of the namespace: right, only slower. Then the tables are
+    analysed (after a bulk load, stale statistics would have the planner pass the HNSW index
+    by) and the posting lists vacuumed, so that their scans read the index alone (a page not
+    yet marked all-visible sends each of its rows to the table); quick where autovacuum has
+    been before."""
+    await _vector_indexes(db, dimension)
+    await db.execute(b"ANALYZE memories, chunks")
+    await db.execute(b"VACUUM (ANALYZE) memories_postings, chunks_postings")
+
+
+async def _vector_indexes(db: psycopg.AsyncConnection[Any], dimension: int) -> None:
     for table in ("memories", "chunks"):
         name = f"{table}_embedding_{dimension}"
         cursor = await db.execute(
