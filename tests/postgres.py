@@ -139,6 +139,7 @@ class Forwarder:
             self.listen = probe.getsockname()[1]
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
+        self._outages = 0  # a connection accepted before the last outage must not outlive it
 
     def dsn(self, dsn: str) -> str:
         """`dsn`, reached through this port."""
@@ -149,6 +150,7 @@ class Forwarder:
 
     async def stop(self) -> None:
         """The server is gone, as a client sees it: every connection cut, new ones refused."""
+        self._outages += 1
         if self._server is not None:
             self._server.close()
             self._server = None
@@ -157,10 +159,15 @@ class Forwarder:
         self._open.clear()
 
     async def _pipe(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        accepted_after = self._outages
         if self.host.startswith("/"):
             far = await asyncio.open_unix_connection(f"{self.host}/.s.PGSQL.{self.port}")
         else:
             far = await asyncio.open_connection(self.host, self.port)
+        if accepted_after != self._outages:  # cut while reaching the server: as if never made
+            writer.transport.abort()
+            far[1].transport.abort()
+            return
         self._open.update((writer, far[1]))
 
         async def copy(source: asyncio.StreamReader, sink: asyncio.StreamWriter) -> None:

@@ -368,7 +368,7 @@ ALTER TABLE chunks DROP CONSTRAINT chunks_document_id_fkey;
 {by_id}
 {links}
 ALTER TABLE chunks ADD FOREIGN KEY (namespace, document_id)
-    REFERENCES documents(namespace, id) ON DELETE CASCADE;
+    REFERENCES documents(namespace, id) ON DELETE CASCADE ON UPDATE CASCADE;
 CREATE OR REPLACE FUNCTION smem_sources_counted() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_OP = 'INSERT' THEN

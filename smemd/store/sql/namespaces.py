@@ -12,8 +12,10 @@ ORGANISATION_CONTEXT = "organizational_context"  # its key in `settings`
 # The rows that belong to a namespace, each by its `namespace` column, children before parents.
 _OWNED = (
     "memory_sources", "relations", "memory_entities", "candidates", "retractions", "judgements",
-    "jobs", "memories", "chunks", "documents", "profile_buckets", "alias_decisions", "entities",
+    "jobs", "memories", "documents", "chunks", "profile_buckets", "alias_decisions", "entities",
 )  # fmt: skip
+# Documents go before their chunks: on PostgreSQL a chunk's key names its document's namespace,
+# and the move of a document carries its chunks (ON UPDATE CASCADE), as its removal does.
 # Labels name a namespace's rows by id, and are deleted before them (the subqueries need them).
 _LABELS = (
     "DELETE FROM labels WHERE subject_id IN (SELECT id FROM judgements WHERE namespace = :ns)"
