@@ -15,6 +15,7 @@ from typing import TextIO
 
 from smemctl import (
     answers,
+    backup,
     calibration,
     entities,
     fleet,
@@ -220,6 +221,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
     ),
     "resume": (fleet.resume, "take lent nodes back (all without NODE)", fleet.resume_arguments),
     "jobs": (stats.jobs, "recent ingest jobs and the count in each phase", stats.jobs_arguments),
+    "backup": (
+        backup.backup,
+        "back the store up into a new directory while smemd serves (smemd --restore undoes it)",
+        backup.backup_arguments,
+    ),
     "store": (
         store.store,
         "copy a stopped daemon's store into a new one: store copy --to postgresql://… or FILE",

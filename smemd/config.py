@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from smemd import paths
+from smemd import paths, tomlwriter
 from smemd.errors import describe_validation_error
 from smemd.fetch.guard import Guard
 from smemd.http import origins
@@ -431,3 +431,22 @@ def _read_secret(path: str, file: Path) -> str:
     if len(lines) != 1:
         raise ConfigError(f"{path}: {file} must hold the secret on one line")
     return lines[0].strip()
+
+
+MASK = "********"
+
+
+def render_config(config: Config) -> str:
+    """The effective config as TOML, every secret masked (tokens, the store's dsn): what
+    `smemd --print-config` prints and a backup keeps."""
+    data = msgspec.to_builtins(config)
+    api = data["api"]
+    for key in ("token", "admin-token"):
+        if api[key]:
+            api[key] = MASK
+    for entry in api["tokens"]:
+        if entry["token"]:
+            entry["token"] = MASK
+    if data["store"]["dsn"]:
+        data["store"]["dsn"] = MASK
+    return tomlwriter.dumps(data)

@@ -25,6 +25,7 @@ from aiohttp import web
 from smemd import connections, listeners, log
 from smemd.api.app import create_app
 from smemd.api.state import ApiState
+from smemd.backup.snapshot import clear_interrupted
 from smemd.config import Config, parse_listen
 from smemd.engine.core import EmbedderMismatch, Engine
 from smemd.errors import StorageFull, StorageUnavailable
@@ -82,6 +83,7 @@ class Daemon:
         log.quiet_malformed_requests()
         try:
             self._claim_state_dir()
+            clear_interrupted(self.config.state_dir)  # a backup cut off by a kill
             unix_sock = self._stack.enter_context(self._bound_unix())
             tcp_sock = self._stack.enter_context(contextlib.closing(self._bind_tcp()))
         except (OSError, AlreadyRunning, listeners.ListenerError) as err:

@@ -12,13 +12,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from smemd import __version__, limit_blas_threads, log, tomlwriter
-from smemd.config import DEFAULT_CONFIG_FILE, Config, ConfigError, load
+from smemd import __version__, limit_blas_threads, log
+from smemd.config import DEFAULT_CONFIG_FILE, Config, ConfigError, load, render_config
 
 EXIT_OK, EXIT_FAILED, EXIT_BAD_CONFIG = 0, 1, 2
-SECRET_KEYS = ("token", "admin-token")
 STUCK_THREADS_S = 2.0
 
 
@@ -45,12 +42,23 @@ def build_parser() -> argparse.ArgumentParser:
     action.add_argument(
         "--print-config", action="store_true", help="print the effective config as TOML"
     )
+    action.add_argument(
+        "--restore", type=Path, metavar="BACKUP",
+        help="put a backup (smemctl backup) in the state dir, then exit; the daemon is stopped",
+    )  # fmt: skip
+    parser.add_argument(
+        "--replace", action="store_true",
+        help="with --restore: in place of the store the state dir holds",
+    )  # fmt: skip
     parser.add_argument("--version", action="version", version=f"smemd {__version__}")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.replace and args.restore is None:
+        parser.error("--replace goes with --restore")
     flags: dict[tuple[str, str], Any] = {
         ("paths", "state-dir"): args.state_dir,
         ("paths", "socket"): args.socket,
@@ -68,6 +76,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.print_config:
         sys.stdout.write(render_config(config))
         return EXIT_OK
+    if args.restore is not None:
+        return _restore(config, args.restore, replace=args.replace)
     log.setup(config.daemon.log_level)
     limit_blas_threads()
     from smemd.daemon import Daemon  # numpy comes with it: after the thread limit
@@ -77,6 +87,33 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the signal handlers were installed
         return EXIT_FAILED
     return _exit_past_stuck_threads(code)
+
+
+def _restore(config: Config, backup: Path, *, replace: bool) -> int:
+    from smemd.backup.restoring import BackupRefused, restore
+    from smemd.lock import AlreadyRunning
+
+    if config.store.kind != "sqlite":
+        print(
+            f"smemd: the config's store is {config.store.kind}: a backup restores a SQLite"
+            " store (a PostgreSQL one is restored by its server)",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_CONFIG
+    try:
+        manifest = restore(backup, config.state_dir, replace=replace)
+    except (BackupRefused, AlreadyRunning) as err:
+        print(f"smemd: cannot restore: {err}", file=sys.stderr)
+        return EXIT_BAD_CONFIG
+    except OSError as err:
+        print(f"smemd: cannot restore: {err}", file=sys.stderr)
+        return EXIT_FAILED
+    namespaces = len(manifest.namespaces)
+    print(
+        f"restored the backup of {manifest.created_at} ({namespaces} namespaces) into"
+        f" {config.state_dir}"
+    )
+    return EXIT_OK
 
 
 def _exit_past_stuck_threads(code: int) -> int:
@@ -93,14 +130,3 @@ def _exit_past_stuck_threads(code: int) -> int:
         logging.shutdown()
         os._exit(code)
     return code
-
-
-def render_config(config: Config) -> str:
-    """The effective config as TOML, tokens and the store's dsn masked."""
-    data = msgspec.to_builtins(config)
-    for key in SECRET_KEYS:
-        if data["api"][key]:
-            data["api"][key] = "********"
-    if data["store"]["dsn"]:
-        data["store"]["dsn"] = "********"
-    return tomlwriter.dumps(data)

@@ -9,6 +9,7 @@ SYSTEM_STATE_DIR = Path("/var/lib/smem")
 SYSTEM_RUNTIME_DIR = Path("/run/smem")
 SOCKET_NAME = "smemd.sock"
 PAUSE_FILE_NAME = "paused.json"
+INDEX_DIR_NAME = "indexes"  # in the state dir: the saved HNSW graphs and BM25 postings
 # sun_path is 108 bytes on Linux, including the terminating NUL.
 MAX_SOCKET_PATH = 107
 

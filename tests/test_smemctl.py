@@ -89,6 +89,19 @@ def test_log_level_change_and_error_reply(
     assert err.startswith("error 400: invalid request body: $.level")
 
 
+def test_backup_into_a_new_directory_and_refused_into_one_that_holds_files(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    code, out, _ = smemctl(daemon, capsys, "backup", str(tmp_path / "b"))
+    assert code == 0, out
+    rows = dict(line.split("  ", 1) for line in out.splitlines())
+    assert rows["backup"].strip() == str(tmp_path / "b")
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    assert int(rows["files"]) == len(manifest["files"]) and int(rows["bytes"]) > 0
+    code, out, err = smemctl(daemon, capsys, "backup", str(tmp_path / "b"))
+    assert (code, out) == (1, "") and err.startswith("error 409: the backup's destination exists")
+
+
 def test_not_running_is_exit_3_with_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

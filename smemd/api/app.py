@@ -7,7 +7,7 @@ from aiohttp import web
 from smemd.api import openapi
 from smemd.api.bodies import read_bodies
 from smemd.api.browsers import RULES, BrowserRules, guard_browsers
-from smemd.api.control import calibration, lanes, nodes, recent, status
+from smemd.api.control import backups, calibration, lanes, nodes, recent, status
 from smemd.api.legacy import (
     v3_changes,
     v3_documents,
@@ -41,6 +41,7 @@ from smemd.http.route import Route
 
 ROUTES: list[Route] = [
     *status.ROUTES,
+    *backups.ROUTES,
     *openapi.ROUTES,
     *documents.ROUTES,
     *files.ROUTES,

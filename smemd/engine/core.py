@@ -7,6 +7,7 @@ import logging
 import time
 from pathlib import Path
 
+from smemd.backup.snapshot import Backups
 from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.dreaming.dreamer import Dreamer
 from smemd.engine.entities.decisions import AliasDecisions
@@ -31,13 +32,13 @@ from smemd.engine.review import Review
 from smemd.errors import SmemError, StorageUnavailable
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
+from smemd.paths import INDEX_DIR_NAME
 from smemd.store.protocol import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace, Peer
 from smemd.store.scope import EVERY, Scope
 
 log = logging.getLogger("smemd.engine")
 
-INDEX_DIR = "indexes"  # saved HNSW graphs and their postings, in the state dir
 STOP_STEP_S = 5.0
 OPEN_AGAIN_S = 2.0  # how often a shared store not reached at start is tried again
 
@@ -71,7 +72,7 @@ class Engine:
         self.store = store
         self.indexes = Indexes(
             self.store, embedder.dimension, config.exact_scan_up_to, ann_from=config.ann_from,
-            directory=state_dir / INDEX_DIR,
+            directory=state_dir / INDEX_DIR_NAME,
         )  # fmt: skip
         self.judge = Judge(llm, thresholds=DEFAULT_THRESHOLDS) if llm is not None else None
         clock = QuietClock()
@@ -102,6 +103,7 @@ class Engine:
         self.entities = EntityProfiles(self.store)
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
+        self.backups = Backups(self.store, state_dir)
         self._tasks: list[asyncio.Task[None]] = []
         self._open_at: float | None = None  # when the store was opened
 

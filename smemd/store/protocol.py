@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
+from pathlib import Path
 from typing import Any, Protocol, overload
 
 import numpy as np
@@ -48,6 +49,7 @@ from smemd.store.records import (
     MemoryCensus,
     MemoryType,
     Namespace,
+    NamespaceSize,
     NewMemory,
     Peer,
     Phase,
@@ -446,4 +448,10 @@ class Store(Protocol):
     def turn(self, key: str) -> AbstractAsyncContextManager[None]:
         """Held by one daemon at a time for `key` (a namespace's reconciliation, dreaming),
         across every daemon on the store; released when the block ends or the daemon dies."""
+        ...
+
+    async def snapshot(self, into: Path) -> list[NamespaceSize]:
+        """The whole store as of one moment, into the new file `into`, while writes go on
+        (smemd.backup), and what each namespace holds in it; Conflict for a store whose
+        backups are its server's."""
         ...

@@ -162,6 +162,14 @@ class Peer(Record):
     seen_at: float
 
 
+class NamespaceSize(Record):
+    """What a namespace holds in a snapshot of the store (a backup's manifest counts it)."""
+
+    namespace: str
+    documents: int
+    memories: int  # every version, forgotten ones too
+
+
 class Candidate(Record):
     """A fact extracted from a chunk, waiting for reconciliation (persisted between phases)."""
 

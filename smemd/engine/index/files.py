@@ -14,7 +14,6 @@ One writer per directory.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import secrets
@@ -22,6 +21,8 @@ from collections.abc import Callable, Collection, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
+
+from smemd.durable import digest, sync_directory, synced_digest
 
 HEADER = "header.json"
 FORMAT = 1
@@ -43,18 +44,18 @@ def save(
         for name, write in writers.items():
             written.append(directory / f"{name}.{tag}")
             write(written[-1])
-            entries[name] = {"file": written[-1].name, "blake2b": _synced_digest(written[-1])}
+            entries[name] = {"file": written[-1].name, "blake2b": synced_digest(written[-1])}
         header = {"format": FORMAT, "files": entries, "meta": dict(meta)}
         written.append(directory / f"{HEADER}.tmp-{tag}")
         written[-1].write_text(json.dumps(header))  # no newline: a cut one fails to parse
-        _synced_digest(written[-1])
-        _sync_directory(directory)  # the new files' names are durable before a header names them
+        synced_digest(written[-1])
+        sync_directory(directory)  # the new files' names are durable before a header names them
         os.replace(written[-1], directory / HEADER)
     except BaseException:
         for path in written:
             path.unlink(missing_ok=True)
         raise
-    _sync_directory(directory)
+    sync_directory(directory)
     kept = {entry["file"] for entry in entries.values()}
     for path in directory.iterdir():  # earlier saves' files, and litter of interrupted ones
         stem = path.name.partition(".")[0]
@@ -72,7 +73,7 @@ def load(directory: Path, names: Collection[str]) -> tuple[dict[str, Any], dict[
         paths = {name: directory / header["files"][name]["file"] for name in names}
         # Hundreds of megabytes each: hashed side by side (hashlib lets go of the GIL).
         with ThreadPoolExecutor(max_workers=min(len(paths), os.cpu_count() or 1) or 1) as pool:
-            digests = dict(zip(paths, pool.map(_digest, paths.values()), strict=True))
+            digests = dict(zip(paths, pool.map(digest, paths.values()), strict=True))
         for name, path in paths.items():
             if digests[name] != header["files"][name]["blake2b"]:
                 raise IndexFileError(f"{path.name}: checksum mismatch")
@@ -81,22 +82,3 @@ def load(directory: Path, names: Collection[str]) -> tuple[dict[str, Any], dict[
         raise
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
         raise IndexFileError(f"index files in {directory}: {err!r}") from err
-
-
-def _digest(path: Path) -> str:
-    with path.open("rb") as file:  # streamed: a graph is hundreds of megabytes
-        return hashlib.file_digest(file, "blake2b").hexdigest()
-
-
-def _synced_digest(path: Path) -> str:
-    with path.open("rb") as file:
-        os.fsync(file.fileno())
-        return hashlib.file_digest(file, "blake2b").hexdigest()
-
-
-def _sync_directory(directory: Path) -> None:
-    descriptor = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(descriptor)
-    finally:
-        os.close(descriptor)

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import contextlib
+from pathlib import Path
 from typing import Any
 
 import psycopg
 
+from smemd.errors import Conflict
 from smemd.store.postgres import search
 from smemd.store.postgres.connection import PostgresConnection
 from smemd.store.postgres.db import Database
 from smemd.store.postgres.search import SearchReads
-from smemd.store.records import IndexKind
+from smemd.store.records import IndexKind, NamespaceSize
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.sessions import Sessions, SqlReader
 
@@ -47,6 +49,12 @@ class PostgresStore(Sessions):
 
     def turn(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
         return self.database.turn(key)
+
+    async def snapshot(self, into: Path) -> list[NamespaceSize]:
+        raise Conflict(
+            "a PostgreSQL store is backed up by its server",
+            "use pg_dump, or base backups with WAL archiving (README: Running on PostgreSQL)",
+        )
 
     async def prepare_search(self, dimension: int) -> None:
         """Make the vector indexes for the embedder's `dimension` (search.prepare)."""

@@ -27,8 +27,9 @@ from typing import Any
 
 import aiosqlite
 
-from smemd.errors import StorageUnavailable
+from smemd.errors import StorageFull, StorageUnavailable
 from smemd.store import deadline
+from smemd.store.records import NamespaceSize
 from smemd.store.sqlite.failures import storage_fault
 from smemd.store.sqlite.schema import migrate
 from smemd.store.turns import NamespaceTurns
@@ -40,6 +41,13 @@ PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA busy_timeout = 5000",
 )
+# Per namespace, also one without documents or memories: what a backup's manifest counts.
+SIZES = """
+SELECT n.name,
+    (SELECT count(*) FROM documents d WHERE d.namespace = n.name),
+    (SELECT count(*) FROM memories m WHERE m.namespace = n.name)
+FROM namespaces n ORDER BY n.name
+"""
 Pool = asyncio.Queue[aiosqlite.Connection]
 log = logging.getLogger("smemd.store")
 
@@ -127,6 +135,27 @@ class Database:
             await writer.execute("ROLLBACK")
         except sqlite3.Error as err:  # what failed the transaction may fail this too
             log.error("store: cannot roll back: %s", err)
+
+    async def snapshot(self, into: Path) -> list[NamespaceSize]:
+        """`VACUUM INTO` a new file: one read transaction, so one moment, and in WAL mode the
+        writer goes on meanwhile. On a connection of its own, so searches keep their readers.
+        The sizes are counted in the new file, so they are of the same moment."""
+        uri = f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
+        try:
+            async with aiosqlite.connect(uri, uri=True, isolation_level=None) as reader:
+                await reader.execute_fetchall("PRAGMA busy_timeout = 5000")
+                await reader.execute_fetchall("VACUUM INTO ?", [str(into)])
+            written = f"file:{urllib.parse.quote(str(into))}?mode=ro"
+            async with aiosqlite.connect(written, uri=True) as copy:
+                rows = await copy.execute_fetchall(SIZES)
+            return [NamespaceSize(namespace=n, documents=d, memories=m) for n, d, m in rows]
+        except sqlite3.Error as err:
+            if "full" in str(err):
+                raise StorageFull(
+                    "no space for the backup", f"{into.parent}: {err}; the store is untouched"
+                ) from err
+            fault = storage_fault(err)
+            raise fault or StorageUnavailable("cannot back the store up", str(err)) from err
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[aiosqlite.Connection]:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import aiosqlite
 
+from smemd.store.records import NamespaceSize
 from smemd.store.sql.sessions import Sessions
 from smemd.store.sqlite.connection import SqliteConnection
 from smemd.store.sqlite.db import Database
@@ -41,3 +42,6 @@ class SqliteStore(Sessions):
     def turn(self, key: str) -> contextlib.AbstractAsyncContextManager[None]:
         """Nothing to wait for: one daemon opens the file, and orders its own work."""
         return contextlib.nullcontext()
+
+    async def snapshot(self, into: Path) -> list[NamespaceSize]:
+        return await self.database.snapshot(into)
