@@ -18,6 +18,7 @@ from smemctl import (
     backup,
     calibration,
     entities,
+    export,
     fleet,
     ingest,
     memory,
@@ -225,6 +226,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         backup.backup,
         "back the store up into a new directory while smemd serves (smemd --restore undoes it)",
         backup.backup_arguments,
+    ),
+    "export": (
+        export.export,
+        "the namespace as JSON Lines (the export format) to FILE or stdout",
+        export.export_arguments,
     ),
     "store": (
         store.store,

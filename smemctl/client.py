@@ -3,10 +3,12 @@ so the CLI starts fast."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import socket
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -14,6 +16,11 @@ import msgspec
 from smemd.protocol import ErrorBody
 
 T = TypeVar("T")
+DOWNLOAD_BLOCK = 1 << 16
+
+
+class Sink(Protocol):
+    def write(self, block: bytes, /) -> object: ...
 
 
 class NotRunning(Exception):
@@ -65,13 +72,50 @@ class Client:
         """Send one request; return the body of a 2xx reply, raise for anything else."""
         payload = msgspec.json.encode(body) if body is not None else None
         headers = {"Content-Type": "application/json"} if payload is not None else {}
+        with self._talking() as conn:
+            response = self._send(conn, method, path, payload, headers)
+            data = response.read()
+        if not 200 <= response.status < 300:
+            raise CallFailed(_error_text(response.status, data))
+        return data
+
+    def download(
+        self, path: str, into: Callable[[http.client.HTTPResponse], Sink], *, gzip: bool = False
+    ) -> int:
+        """GET `path` and write its 2xx body, as it comes (a body of any size, in constant
+        memory), to the sink `into` makes of the response (its headers say how the body is
+        encoded); asked `gzip`'d in transit when `gzip`. The bytes written. Raise for anything
+        but a 2xx reply."""
+        written = 0
+        with self._talking() as conn:
+            headers = {"Accept-Encoding": "gzip" if gzip else "identity"}
+            response = self._send(conn, "GET", path, None, headers)
+            if not 200 <= response.status < 300:
+                raise CallFailed(_error_text(response.status, response.read()))
+            sink = into(response)
+            while block := response.read(DOWNLOAD_BLOCK):
+                try:
+                    sink.write(block)
+                except OSError as err:  # the local side's fault, not smemd's
+                    raise CallFailed(f"writing what smemd sent: {err}") from err
+                written += len(block)
+        return written
+
+    def _send(
+        self, conn: http.client.HTTPConnection, method: str, path: str, payload: bytes | None,
+        headers: dict[str, str],
+    ) -> http.client.HTTPResponse:  # fmt: skip
         if self.token:
             headers["Authorization"] = f"Bearer {self.token}"
+        conn.request(method, path, body=payload, headers=headers)
+        return conn.getresponse()
+
+    @contextlib.contextmanager
+    def _talking(self) -> Iterator[http.client.HTTPConnection]:
+        """A connection to smemd, its failures said as NotRunning or CallFailed."""
         conn = self._connection()
         try:
-            conn.request(method, path, body=payload, headers=headers)
-            response = conn.getresponse()
-            data = response.read()
+            yield conn
         except FileNotFoundError:
             raise NotRunning(f"smemd is not running (no socket at {self.socket_path})") from None
         except ConnectionRefusedError:
@@ -86,9 +130,6 @@ class Client:
             raise CallFailed(f"talking to smemd at {self.where}: {err}") from err
         finally:
             conn.close()
-        if not 200 <= response.status < 300:
-            raise CallFailed(_error_text(response.status, data))
-        return data
 
     def get(self, path: str, type_: type[T]) -> tuple[T, bytes]:
         raw = self.call("GET", path)

@@ -4,6 +4,7 @@ and by file, reading a document with its memories, and deleting one behind a con
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -236,4 +237,31 @@ async def test_a_read_token_sees_no_write_controls(
         await page.get_by_role("heading", name="Content").wait_for()
         assert await page.get_by_role("region", name="Add a document").count() == 0
         assert await page.get_by_role("button", name="Delete document").count() == 0
+        tab.assert_clean()
+
+
+async def test_the_export_button_saves_the_namespace_in_the_export_format(
+    start_daemon: StartDaemon, tmp_path: Path
+) -> None:
+    running = await start_daemon()
+    for text in ("Ines grows figs.", "Ines rides a green bike."):
+        status, body = await api(running, "POST", "/ns/garden/document", json={"content": text})
+        assert status == 200, body
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await asyncio.wait_for(engine.wait_idle(), 30)
+    async with chromium() as browser:
+        tab = await browser.open(running.url("/#/documents?ns=garden"))
+        page = tab.page
+        listed = page.get_by_role("region", name="Documents", exact=True)
+        await listed.get_by_text("2 documents").wait_for()
+        async with page.expect_download() as started:
+            await listed.get_by_role("button", name="Export").click()
+        saved = await started.value
+        assert saved.suggested_filename == "garden.jsonl"
+        await saved.save_as(tmp_path / "garden.jsonl")
+        lines = [json.loads(line) for line in (tmp_path / "garden.jsonl").read_text().splitlines()]
+        assert lines[0]["format"] == "smem-export" and lines[0]["namespace"] == "garden"
+        assert lines[-1]["record"] == "end" and lines[-1]["records"]["document"] == 2
+        assert sum(line["record"] == "document" for line in lines) == 2
         tab.assert_clean()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import io
 import json
 import sys
@@ -247,3 +248,27 @@ def test_usage_errors_are_exit_2(
     code, out, err = smemctl(daemon, capsys, *args)
     assert (code, out) == (2, "")
     assert f"smemctl {args[0]}: error:" in err
+
+
+def test_export_to_a_file_to_a_gz_file_and_to_stdout(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    remembered(daemon, capsys, "exported", "Kim keeps bees in the garden.")
+    code, out, err = smemctl(daemon, capsys, "export", "-n", "exported", str(tmp_path / "e.jsonl"))
+    assert code == 0, err
+    rows = dict(line.split("  ", 1) for line in out.splitlines())
+    assert rows["memory"].strip() == "1" and rows["document"].strip() == "1"
+    lines = (tmp_path / "e.jsonl").read_bytes().splitlines()
+    assert json.loads(lines[0])["format"] == "smem-export"
+    assert json.loads(lines[-1])["record"] == "end"
+    assert not (tmp_path / "e.jsonl.partial").exists()
+    code, _, err = smemctl(daemon, capsys, "export", "-n", "exported", str(tmp_path / "e.jsonl.gz"))
+    assert code == 0, err
+    unpacked = gzip.decompress((tmp_path / "e.jsonl.gz").read_bytes()).splitlines()
+    assert unpacked[1:] == lines[1:]  # all but the header's moment
+    code, out, err = smemctl(daemon, capsys, "export", "-n", "exported")
+    assert code == 0 and out.splitlines()[1:] == [line.decode() for line in lines[1:]]
+    assert "records" in err
+    code, out, err = smemctl(daemon, capsys, "export", "-n", "nobody", str(tmp_path / "n.jsonl"))
+    assert (code, out) == (1, "") and "404" in err
+    assert not (tmp_path / "n.jsonl").exists() and not (tmp_path / "n.jsonl.partial").exists()

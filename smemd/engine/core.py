@@ -12,6 +12,7 @@ from smemd.config import EngineConfig, IngestConfig
 from smemd.engine.dreaming.dreamer import Dreamer
 from smemd.engine.entities.decisions import AliasDecisions
 from smemd.engine.entities.profiles import EntityProfiles
+from smemd.engine.exporting import Exports
 from smemd.engine.graph import Graphs
 from smemd.engine.hydration import Hydration
 from smemd.engine.index.per_namespace import Indexes
@@ -104,6 +105,7 @@ class Engine:
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self.backups = Backups(self.store, state_dir)
+        self.exports = Exports(self.store)
         self._tasks: list[asyncio.Task[None]] = []
         self._open_at: float | None = None  # when the store was opened
 

@@ -12,7 +12,7 @@ smem's own errors for its faults (`StorageFull`, `StorageUnavailable`, `TimedOut
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any, Protocol, overload
@@ -369,9 +369,19 @@ class ListingReading(Protocol):
     ) -> tuple[list[Chunk], int]: ...
 
 
+class ExportReading(Protocol):
+    """A namespace's rows as they are, for an export (smemd.store.sql.exporting)."""
+
+    def one_moment(self) -> AbstractAsyncContextManager[None]: ...
+    def export_rows(
+        self, namespace: str, kind: str, columns: Sequence[str]
+    ) -> AsyncIterator[list[dict[str, Any]]]: ...
+    async def export_labels(self, namespace: str) -> list[dict[str, Any]]: ...
+
+
 class Reader(
     NamespaceReading, DocumentReading, JobReading, MemoryReading, EntityReading,
-    JudgementReading, GraphReading, RetractionReading, ListingReading, Protocol,
+    JudgementReading, GraphReading, RetractionReading, ListingReading, ExportReading, Protocol,
 ):  # fmt: skip
     """One moment of the store, for reads."""
 

@@ -35,8 +35,9 @@ function url(path, query) {
   return made;
 }
 
-// `body` is sent as JSON, `form` (a FormData) as multipart; the reply's JSON, or its text.
-export async function api(path, { method = "GET", query, body, form, signal, accept } = {}) {
+// `body` is sent as JSON, `form` (a FormData) as multipart; the reply's JSON, or its text (or
+// with `blob`, its bytes as they came).
+export async function api(path, { method = "GET", query, body, form, signal, accept, blob } = {}) {
   const headers = {};
   const held = token();
   if (held) headers.Authorization = `Bearer ${held}`;
@@ -57,7 +58,19 @@ export async function api(path, { method = "GET", query, body, form, signal, acc
     throw new ApiError(response.status, error.error || response.statusText, error.details || "");
   }
   if (response.status === 204) return null;
+  if (blob) return response.blob();
   return type.includes("json") ? response.json() : response.text();
+}
+
+// A body saved as a file (an export): fetched with the tab's token, which a plain link could
+// not carry, then handed to the browser's download.
+export async function download(path, filename) {
+  const blob = await api(path, { blob: true });
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = filename;
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 60000);
 }
 
 export const ns = (name) => `/ns/${encodeURIComponent(name)}`;

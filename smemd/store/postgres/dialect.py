@@ -37,6 +37,9 @@ class PostgresDialect:
     def skip_locked(self) -> str:
         return " FOR UPDATE SKIP LOCKED"
 
+    def begin_snapshot(self) -> str:
+        return "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
+
     def columns_sql(self) -> str:
         return (
             "SELECT column_name FROM information_schema.columns WHERE table_name = ?"

@@ -56,6 +56,10 @@ class Dialect(Protocol):
         has locked (SQLite: nothing, as above)."""
         ...
 
+    def begin_snapshot(self) -> str:
+        """Begin a read-only transaction whose every read sees the store as of its start."""
+        ...
+
     def columns_sql(self) -> str:
         """A query of a table's column names (the table's name bound to its `?`)."""
         ...

@@ -14,6 +14,7 @@ from smemd.store.sql.contradictions import ContradictionReads
 from smemd.store.sql.documents import DocumentReads, DocumentWrites
 from smemd.store.sql.entities import EntityReads
 from smemd.store.sql.entity_merges import AliasReads, AliasWrites
+from smemd.store.sql.exporting import ExportReads
 from smemd.store.sql.graph import GraphReads
 from smemd.store.sql.inferences import InferenceReads, InferenceWrites
 from smemd.store.sql.judgements import JudgementReads, JudgementWrites
@@ -37,6 +38,7 @@ class SqlReader(
     RetractionReads,
     ListingReads,
     LeaseReads,
+    ExportReads,
 ):
     def __init__(self, db: Connection) -> None:
         self.db = db

@@ -34,6 +34,9 @@ class SqliteDialect:
     def skip_locked(self) -> str:
         return ""
 
+    def begin_snapshot(self) -> str:
+        return "BEGIN"  # deferred: its first read fixes the WAL snapshot it sees
+
     def columns_sql(self) -> str:
         return "SELECT name FROM pragma_table_info(?) ORDER BY cid"
 

@@ -2,7 +2,7 @@
 // documents a page at a time, adding one (text, a URL for smemd to fetch, or a file), and one
 // document read with the memories extracted from it.
 
-import { api, ns as nsPath } from "../api.js";
+import { api, download, ns as nsPath } from "../api.js";
 import { href, navigate } from "../route.js";
 import { ErrorNote, Pager, When, html, plural, useApi, useEffect, useRef, useState } from "../ui.js";
 
@@ -141,6 +141,22 @@ function AddDocument({ ns, onAdded }) {
   </section>`;
 }
 
+// The whole namespace in the export format (README: Export), saved as NS.jsonl.
+function ExportButton({ ns }) {
+  const [state, setState] = useState({ busy: false, error: null });
+  const save = async () => {
+    setState({ busy: true, error: null });
+    try {
+      await download(`${nsPath(ns)}/export`, `${ns}.jsonl`);
+      setState({ busy: false, error: null });
+    } catch (error) {
+      setState({ busy: false, error });
+    }
+  };
+  return html`<button type="button" onClick=${save} disabled=${state.busy}>${state.busy ? "Exporting…" : "Export"}</button>
+    <${ErrorNote} error=${state.error} />`;
+}
+
 function DocumentList({ ns, docs, page, onPage, selected }) {
   const data = docs.data;
   const list = data ? data.documents : [];
@@ -149,6 +165,7 @@ function DocumentList({ ns, docs, page, onPage, selected }) {
     <div class="row spread">
       <h2 id="list-title">Documents</h2>
       ${data && html`<span class="muted">${plural(data.pagination.totalItems, "document")}</span>`}
+      ${list.length > 0 && html`<${ExportButton} ns=${ns} />`}
     </div>
     <${ErrorNote} error=${docs.error} />
     ${list.length ? html`<table class="documents">
