@@ -16,17 +16,21 @@ from smemd.store.sqlite.filter_sql import filter_sql
 from tests import postgres
 from tests.raw_sqlite import connect
 
-Matches = Callable[..., bool]
+# Whether a filter's SQL admits a row holding the metadata, and the metadata as the backend
+# holds it (what a read of the row gives back).
+Matches = Callable[..., tuple[bool, dict[str, Any]]]
 
 
-def sql_matches(filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True) -> bool:
+def sql_matches(
+    filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True
+) -> tuple[bool, dict[str, Any]]:
     """Run the filter's SQL over a one-row SQLite table holding the metadata as JSON text."""
     where, params = filter_sql(filter_, "meta")
     with connect(":memory:") as db:
         db.execute("CREATE TABLE t (meta TEXT NOT NULL)")
         db.execute("INSERT INTO t VALUES (?)", (json.dumps(metadata, ensure_ascii=ensure_ascii),))
         (count,) = db.execute(f"SELECT count(*) FROM t WHERE {where}", params).fetchone()
-    return bool(count)
+    return bool(count), metadata  # SQLite keeps the JSON text as it was written
 
 
 @pytest.fixture(scope="module")
@@ -50,12 +54,15 @@ def matches(request: pytest.FixtureRequest) -> Matches:
 
     def postgres_matches(
         filter_: Filter, metadata: dict[str, Any], *, ensure_ascii: bool = True
-    ) -> bool:
+    ) -> tuple[bool, dict[str, Any]]:
         where, params = postgres_sql.filter_sql(filter_, "meta")
         text = json.dumps(metadata, ensure_ascii=ensure_ascii)
         with db.transaction(force_rollback=True):
             db.execute("INSERT INTO t VALUES (%s)", [text])
-            return bool(postgres.count(db, f"SELECT count(*) FROM t WHERE {where}", params))
+            admitted = bool(postgres.count(db, f"SELECT count(*) FROM t WHERE {where}", params))
+            # jsonb keeps numbers as decimals: a float past 2**53 reads back as an int.
+            (held,) = db.execute("SELECT meta::text FROM t").fetchone()
+            return admitted, json.loads(held)
 
     return postgres_matches
 
@@ -196,6 +203,9 @@ META = {
     "zero": 0,
     "one": 1,
     "numtext": "3",
+    "frac": 0.1,
+    "half": 1.5,
+    "big": float(2**53),  # on PostgreSQL held as a decimal that reads back as an int
 }
 
 EVALUATION: list[tuple[dict[str, object], bool]] = [
@@ -219,6 +229,15 @@ EVALUATION: list[tuple[dict[str, object], bool]] = [
     (pred("f", "gt", 2), True),
     (pred("f", "lte", 2.5), True),
     (pred("f", "lt", 2.5), False),
+    (pred("frac", "eq", 0.1), True),
+    (pred("frac", "gt", 0.1), False),
+    (pred("big", "eq", 2**53), True),
+    (pred("big", "eq", 2**53 + 1), False),  # compared exactly, not as doubles
+    (pred("big", "lt", 2**53 + 1), True),
+    (pred("half", "lt", 2**53 + 1), True),  # a float against an int between two doubles
+    (pred("half", "gte", 2**53 + 1), False),
+    (pred("half", "eq", 2**53 + 1), False),
+    (pred("half", "gt", 1), True),
     (pred("numtext", "eq", 3), False),  # no coercion from strings
     (pred("numtext", "gt", 1), False),
     (pred("n", "eq", "3"), False),
@@ -268,7 +287,7 @@ def test_evaluation_in_python_and_sql(
 ) -> None:
     tree = parse_filter(raw)
     assert tree.matches(META) is expected
-    assert matches(tree, META) is expected
+    assert matches(tree, META)[0] is expected
 
 
 def test_sql_binds_keys_and_values_as_parameters() -> None:
@@ -291,7 +310,7 @@ def test_the_widest_deepest_filter_runs_in_sql(subgroup_first: bool, matches: Ma
     with pytest.raises(FilterError, match="more than 200 predicates"):
         parse_filter(deepest(197))
     assert tree.matches(META)
-    assert matches(tree, META)
+    assert matches(tree, META)[0]
 
 
 # The property test: random filters over random metadata agree in Python and SQLite.
@@ -404,4 +423,5 @@ def test_sql_agrees_with_python(
         if data.draw(st.integers(0, 3)):
             metadata[leaf["field"]] = data.draw(st.sampled_from(near(leaf["value"])))
     tree = parse_filter(raw)
-    assert matches(tree, metadata, ensure_ascii=ensure_ascii) == tree.matches(metadata)
+    admitted, held = matches(tree, metadata, ensure_ascii=ensure_ascii)
+    assert admitted == tree.matches(held)
