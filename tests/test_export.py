@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -21,7 +22,7 @@ from smemd.protocol.exports import (
     Trailer,
     record_name,
 )
-from tests.conftest import Running
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, settle
 
@@ -123,3 +124,26 @@ async def test_an_export_while_writes_go_on_is_whole_and_consistent(running: Run
     for status, body, _ in exported:
         assert status == 200
         check_whole(records(body))
+
+
+async def test_a_read_token_exports_its_own_namespaces_only(
+    start_daemon: StartDaemon, short_dir: Path
+) -> None:
+    reader = "export-reader-secret-01"
+    running = await start_daemon(
+        config_with_tokens(short_dir, token_table("reader", reader, "read", ["people"]))
+    )
+    await add(running, "Alex lives in Seattle.")
+    status, _, _ = await call(
+        running.unix, "POST", "http://smemd/ns/others/document", json={"content": "Sam sails."}
+    )
+    assert status == 200
+    await settle(running)
+    held = {"Authorization": f"Bearer {reader}"}
+    status, body, _ = await call(running.tcp, "GET", running.url("/ns/people/export"), headers=held)
+    assert status == 200
+    check_whole(records(body.encode()))
+    status, body, _ = await call(running.tcp, "GET", running.url("/ns/others/export"), headers=held)
+    assert_error(status, body, 403)
+    status, body, _ = await call(running.tcp, "GET", running.url("/ns/people/export"))
+    assert_error(status, body, 401)

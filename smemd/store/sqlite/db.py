@@ -193,6 +193,10 @@ class Database:
         finally:
             if alarm is not None:
                 alarm.cancel()
+            if idle and reader.in_transaction:
+                # A read transaction (an export's one moment) its end never reached: the next
+                # user would see that old moment forever.
+                idle = False
             if idle:
                 pool.put_nowait(reader)
             else:
@@ -209,6 +213,9 @@ class Database:
             await asyncio.wait({probe}, timeout=0.05)
         with contextlib.suppress(Exception):
             probe.result()
+        if reader.in_transaction:
+            with contextlib.suppress(Exception):
+                await reader.execute("ROLLBACK")
         pool.put_nowait(reader)
 
     def _chore(self, work: Coroutine[Any, Any, None]) -> None:
