@@ -1,8 +1,8 @@
 """`GET /ns/{ns}/export`: the namespace as JSON Lines (smemd.protocol.exports), streamed as it is
-read; gzip'd in transit (`Content-Encoding: gzip`) when the request accepts it, so what a
-client that keeps the bytes as they came saves is a .jsonl.gz file. The status is decided before the first byte (404 for a namespace that
-does not exist); a failure after it ends the body without the trailer line, which is how a
-reader knows the export was cut off."""
+read; gzip'd in transit (`Content-Encoding: gzip`) when the request accepts it, so a client that
+keeps the bytes as they came saves a .jsonl.gz file. The status is decided before the first byte
+(404 for a namespace that does not exist); a failure after it ends the body without the trailer
+line, which is how a reader knows the export was cut off."""
 
 from __future__ import annotations
 
