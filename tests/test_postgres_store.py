@@ -16,9 +16,11 @@ import pytest
 
 from smemd.config import ConfigError
 from smemd.daemon import Daemon
+from smemd.errors import TimedOut
 from smemd.main import render_config
+from smemd.store import deadline
 from smemd.store.opening import StoreRefused
-from smemd.store.postgres.db import POOL_WAIT_S
+from smemd.store.postgres.db import POOL_WAIT_S, Database
 from smemd.store.postgres.schema import MIGRATIONS
 from smemd.store.postgres.store import PostgresStore
 from tests import postgres
@@ -244,6 +246,24 @@ async def test_connections_the_server_drops_are_replaced_and_nothing_is_lost(
     await add(running, "Sam lives in Lisbon.")
     await settle(running)
     assert "Lisbon" in str(await search(running, "Lisbon"))
+
+
+@pytest.mark.parametrize("kind", ["read", "scan"])
+async def test_a_deadline_passing_between_two_statements_stops_the_second(
+    dsn: str, kind: str
+) -> None:
+    db = Database(dsn, pool_size=4, statement_timeout_s=60)
+    await db.open()
+    try:
+        with pytest.raises(TimedOut), deadline.within(0.2):
+            async with db.read() if kind == "read" else db.scan("ns") as connection:
+                await connection.execute("SELECT 1")
+                await asyncio.sleep(0.3)  # the deadline passes while no statement runs
+                started = time.monotonic()
+                await connection.execute("SELECT pg_sleep(30)")
+        assert time.monotonic() - started < 2
+    finally:
+        await db.close()
 
 
 async def test_text_postgresql_cannot_hold_is_a_400(start_daemon: StartDaemon, dsn: str) -> None:

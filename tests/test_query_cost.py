@@ -54,6 +54,20 @@ async def test_a_query_past_the_deadline_is_interrupted(database: Database, kind
     assert await quick_query_on(database, kind) < 0.5
 
 
+@pytest.mark.parametrize("kind", ["read", "scan"])
+async def test_a_deadline_passing_between_two_queries_stops_the_second(
+    database: Database, kind: str
+) -> None:
+    with pytest.raises(TimedOut), deadline.within(0.2):
+        async with database.read() if kind == "read" else database.scan("ns") as reader:
+            await reader.execute_fetchall("SELECT 1")
+            await asyncio.sleep(0.3)  # the deadline passes while no statement runs
+            started = time.monotonic()
+            await reader.execute_fetchall(ENDLESS)
+    assert time.monotonic() - started < 1.5
+    assert await quick_query_on(database, kind) < 0.5
+
+
 async def test_a_cancelled_read_gives_its_connection_back_stopped(database: Database) -> None:
     async def endless() -> None:
         async with database.scan("ns") as reader:
@@ -158,9 +172,16 @@ async def fill(running: Running, namespace: str, count: int) -> None:
 async def test_a_search_past_its_deadline_answers_503_and_others_go_on(
     start_daemon: StartDaemon,
 ) -> None:
-    running = await start_daemon(api__request_timeout_s=0.3)
+    running = await start_daemon()
     await fill(running, "heavy", 6000)
     heaviest = {"operator": "or", "operands": predicates(200, "q" * 1000)}
+    started = time.monotonic()
+    status, body, response = await call(
+        running.unix, "POST", "http://smemd/ns/heavy/list/memories", json={"filter": heaviest}
+    )
+    assert status == 200, body
+    # The deadline from what the work takes on this machine, not from a guess about its speed.
+    running.daemon.state.config.api.request_timeout_s = (time.monotonic() - started) / 4
     started = time.monotonic()
     status, body, response = await call(
         running.unix, "POST", "http://smemd/ns/heavy/list/memories", json={"filter": heaviest}

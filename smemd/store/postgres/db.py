@@ -221,9 +221,9 @@ class Database:
     @contextlib.asynccontextmanager
     async def _cancelled_at_deadline(self, db: Raw) -> AsyncIterator[None]:
         limit = deadline.current()
-        alarm = None
+        alarm, lease_over = None, asyncio.Event()
         if limit is not None:
-            alarm = asyncio.get_running_loop().call_at(limit.at, _cancel, db)
+            alarm = asyncio.get_running_loop().call_at(limit.at, _cancel, db, lease_over)
         try:
             async with _faults():
                 yield
@@ -232,6 +232,7 @@ class Database:
                 raise limit.error() from None
             raise
         finally:
+            lease_over.set()
             if alarm is not None:
                 alarm.cancel()
 
@@ -247,10 +248,18 @@ async def _faults() -> AsyncIterator[None]:
         raise
 
 
-def _cancel(db: Raw) -> None:
-    """Ask the server to stop the statement running on `db` (a request's deadline passed)."""
-    task = asyncio.ensure_future(db.cancel_safe(timeout=5.0))
+def _cancel(db: Raw, lease_over: asyncio.Event) -> None:
+    """A request's deadline passed: stop what `db` runs until the request lets it go."""
+    task = asyncio.ensure_future(_cancelling(db, lease_over))
     task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+async def _cancelling(db: Raw, lease_over: asyncio.Event) -> None:
+    # Again and again: a cancel that reaches the server between two statements stops neither.
+    while not lease_over.is_set():
+        await db.cancel_safe(timeout=5.0)
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(lease_over.wait(), 0.05)
 
 
 async def _configure(db: Raw) -> None:

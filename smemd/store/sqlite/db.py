@@ -11,7 +11,8 @@ the other:
   requests queue behind each other and leave the other scan connection to everyone else.
 
 Under a request's deadline (smemd.store.deadline) waiting for a connection ends at the deadline,
-and a query still running then is interrupted (`sqlite3_interrupt`): it answers TimedOut.
+and a query running then, or begun after it on the same lease, is interrupted
+(`sqlite3_interrupt`): it answers TimedOut.
 """
 
 from __future__ import annotations
@@ -173,9 +174,11 @@ class Database:
     async def _lease(self, pool: Pool) -> AsyncIterator[aiosqlite.Connection]:
         limit = deadline.current()
         reader = await deadline.waiting(pool.get())
-        alarm = None
+        alarm, lease_over = None, asyncio.Event()
         if limit is not None:
-            alarm = asyncio.get_running_loop().call_at(limit.at, self._interrupt, reader)
+            alarm = asyncio.get_running_loop().call_at(
+                limit.at, self._interrupt, reader, lease_over
+            )
         idle = True
         try:
             yield reader
@@ -191,6 +194,7 @@ class Database:
             idle = False
             raise
         finally:
+            lease_over.set()
             if alarm is not None:
                 alarm.cancel()
             if idle and reader.in_transaction:
@@ -202,8 +206,17 @@ class Database:
             else:
                 self._chore(self._settle(reader, pool))
 
-    def _interrupt(self, reader: aiosqlite.Connection) -> None:
-        self._chore(reader.interrupt())
+    def _interrupt(self, reader: aiosqlite.Connection, lease_over: asyncio.Event) -> None:
+        self._chore(self._interrupting(reader, lease_over))
+
+    @staticmethod
+    async def _interrupting(reader: aiosqlite.Connection, lease_over: asyncio.Event) -> None:
+        """Interrupt the reader until its lease ends: an interrupt that falls between two
+        statements stops neither, so the holder's next statement must be stopped too."""
+        while not lease_over.is_set():
+            await reader.interrupt()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(lease_over.wait(), 0.02)
 
     async def _settle(self, reader: aiosqlite.Connection, pool: Pool) -> None:
         """Stop what the reader still runs, then give it back once its thread is free."""
