@@ -20,6 +20,7 @@ from smemctl import (
     entities,
     export,
     fleet,
+    importing,
     ingest,
     memory,
     nodes,
@@ -231,6 +232,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         export.export,
         "the namespace as JSON Lines (the export format) to FILE or stdout",
         export.export_arguments,
+    ),
+    "import": (
+        importing.import_export,
+        "put an export back into an empty namespace (-n, or the one the export names)",
+        importing.import_arguments,
     ),
     "store": (
         store.store,

@@ -8,7 +8,7 @@ import http.client
 import socket
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 from urllib.parse import urlsplit
 
 import msgspec
@@ -100,6 +100,22 @@ class Client:
                     raise CallFailed(f"writing what smemd sent: {err}") from err
                 written += len(block)
         return written
+
+    def upload(self, path: str, body: BinaryIO, content_type: str, size: int | None) -> bytes:
+        """POST a body read from `body` as it is sent (a file of any size; chunked when its
+        `size` is not known); return a 2xx reply's body, raise for anything else."""
+        headers = {"Content-Type": content_type}
+        if size is not None:
+            headers["Content-Length"] = str(size)
+        with self._talking() as conn:
+            if self.token:
+                headers["Authorization"] = f"Bearer {self.token}"
+            conn.request("POST", path, body=body, headers=headers, encode_chunked=size is None)
+            response = conn.getresponse()
+            data = response.read()
+        if not 200 <= response.status < 300:
+            raise CallFailed(_error_text(response.status, data))
+        return data
 
     def _send(
         self, conn: http.client.HTTPConnection, method: str, path: str, payload: bytes | None,

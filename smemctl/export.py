@@ -111,5 +111,6 @@ def export(client: Client, args: argparse.Namespace, out: TextIO) -> None:
         echo(msgspec.json.encode(trailer), report)
         return
     rows = [("namespace", args.ns), ("to", args.file), ("records", records), ("bytes", size)]
-    rows += [(kind, count) for kind, count in trailer.records.items() if count]
+    # By kind; the namespace record, always one, is the first row.
+    rows += [(k, n) for k, n in trailer.records.items() if n and k != "namespace"]
     print(pairs(rows), file=report)

@@ -272,3 +272,31 @@ def test_export_to_a_file_to_a_gz_file_and_to_stdout(
     code, out, err = smemctl(daemon, capsys, "export", "-n", "nobody", str(tmp_path / "n.jsonl"))
     assert (code, out) == (1, "") and "404" in err
     assert not (tmp_path / "n.jsonl").exists() and not (tmp_path / "n.jsonl.partial").exists()
+
+
+def test_import_puts_an_export_back_and_a_bad_file_changes_nothing(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    remembered(daemon, capsys, "imported", "Ana grows tomatoes on the balcony.")
+    packed = tmp_path / "i.jsonl.gz"
+    code, _, err = smemctl(daemon, capsys, "export", "-n", "imported", str(packed))
+    assert code == 0, err
+    code, out, err = smemctl(daemon, capsys, "import", str(packed))
+    assert (code, out) == (1, "") and "409" in err and "holds data" in err
+    Client(daemon.socket).call("DELETE", "/ns/imported")
+    # Cut off: refused, naming why; nothing comes back.
+    whole = gzip.decompress(packed.read_bytes())
+    cut = tmp_path / "cut.jsonl"
+    cut.write_bytes(whole.rsplit(b"\n", 2)[0] + b"\n")
+    code, out, err = smemctl(daemon, capsys, "import", "-n", "imported", str(cut))
+    assert (code, out) == (1, "") and "400" in err and "cut off" in err
+    assert as_json(daemon, capsys, "list", "-n", "imported")["memories"] == []
+    # The whole file (the namespace from its header) brings back what was there.
+    code, out, err = smemctl(daemon, capsys, "import", str(packed))
+    assert code == 0, err
+    rows = dict(line.split("  ", 1) for line in out.splitlines())
+    assert rows["namespace"].strip() == "imported" and rows["memory"].strip() == "1"
+    memories = as_json(daemon, capsys, "list", "-n", "imported")["memories"]
+    assert [m["memory"] for m in memories] == ["Ana grows tomatoes on the balcony."]
+    code, _, err = smemctl(daemon, capsys, "import", str(tmp_path / "none.jsonl"))
+    assert code == 1 and "cannot read" in err

@@ -2,13 +2,15 @@
 
 A request that changes something (POST, PUT, PATCH, DELETE) and carries a body must send
 `application/json`, or `multipart/form-data` to a route that takes an
-upload: anything else is 415. A browser sends text/plain, form-encoded and multipart bodies to
+upload, or the media type of a route that streams its body (an import's JSON Lines): anything
+else is 415. A browser sends text/plain, form-encoded and multipart bodies to
 any origin without asking first; refusing the first two here, and every foreign page's request
 in `browsers`, leaves a page no way to write.
 
 A body is read within `[api] body-timeout-s` of the handler's start, or 408 and the connection
 closes: a JSON body here, whole, before the handler runs, so that no handler waits on a slow
-client; a multipart body as it streams through `forms`, under the same deadline. A client that
+client; a multipart body as it streams through `forms`, under the same deadline; a streamed
+body a block at a time (`blocks`), each within the deadline. A client that
 goes away mid-body is a 499 (`ClientGone`), not an error of smemd's.
 """
 
@@ -33,9 +35,10 @@ FORM = "multipart/form-data"
 async def read_bodies(request: web.Request, handler: Handler) -> web.StreamResponse:
     route = request.app[STATE].routes.get(request.match_info.route)
     takes_form = route is not None and route.form is not None
+    streamed = route.streamed if route is not None else None
     if route is not None and request.method in CHANGING:
-        _check_media_type(request, FORM if takes_form else JSON)
-    if request.body_exists and not takes_form:
+        _check_media_type(request, FORM if takes_form else streamed or JSON)
+    if request.body_exists and not takes_form and not streamed:
         await read(request)
     return await handler(request)
 
@@ -72,6 +75,16 @@ async def arriving(request: web.Request) -> AsyncIterator[None]:
         ) from None
     except web.RequestPayloadError as err:  # a broken chunked encoding, a cut compressed body
         raise BadRequest("malformed request body", str(err)[:200]) from None
+
+
+async def blocks(request: web.Request) -> AsyncIterator[bytes]:
+    """A streamed body as it arrives, of any length: each block within the body deadline."""
+    while True:
+        async with arriving(request):
+            block = await request.content.readany()
+        if not block:
+            return
+        yield block
 
 
 def _check_media_type(request: web.Request, wanted: str) -> None:

@@ -120,6 +120,8 @@ def _request_body(route: Route, components: dict[str, Any]) -> dict[str, Any] | 
             for name, prop in form["properties"].items()
         }
         return {"required": True, "content": {"multipart/form-data": {"schema": form}}}
+    if route.streamed is not None:
+        return {"required": True, "content": {route.streamed: {"schema": {"type": "string"}}}}
     return None
 
 

@@ -15,6 +15,7 @@ from smemd.engine.entities.profiles import EntityProfiles
 from smemd.engine.exporting import Exports
 from smemd.engine.graph import Graphs
 from smemd.engine.hydration import Hydration
+from smemd.engine.imports.loader import Imports
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.documents import Documents
 from smemd.engine.ingest.fetching import Fetcher
@@ -106,6 +107,9 @@ class Engine:
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
         self.backups = Backups(self.store, state_dir)
         self.exports = Exports(self.store)
+        self.imports = Imports(
+            self.store, self.indexes, background or embedder, self.worker, state_dir / "imports"
+        )
         self._tasks: list[asyncio.Task[None]] = []
         self._open_at: float | None = None  # when the store was opened
 

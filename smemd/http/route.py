@@ -36,6 +36,7 @@ class Route:
     body: Any = None  # the JSON body's type, when it takes one
     body_optional: bool = False  # the body may be left out (every field has a default)
     form: Any = None  # a multipart body: the Struct naming its fields
+    streamed: str | None = None  # a body of this media type the handler reads as it arrives
     query: Any = None  # a Struct of the query parameters
     reply: Any = None  # the type of a successful reply's JSON
     status: int = 200

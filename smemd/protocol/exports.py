@@ -12,12 +12,30 @@ own, so every reference between records (`rootId`, `parentId`, `documentId`, `fr
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import msgspec
 
+from smemd.store.records import (
+    EntityKind,
+    JudgeKind,
+    LabelKind,
+    MemoryType,
+    Phase,
+    RelationKind,
+    TypedBy,
+)
+
 EXPORT_FORMAT: Literal["smem-export"] = "smem-export"
 EXPORT_VERSION = 1  # an import refuses an export of a later version
+# The longest line an import reads: a document's content is one line, and a text past
+# `[ingest] max-chunks` was never stored.
+MAX_LINE_BYTES = 64 * 1024 * 1024
+
+# What an import checks each value against (an export of what smem stored always passes):
+# a time from year 1 to year 9999; an id that is not empty.
+Time = Annotated[float, msgspec.Meta(ge=-62135596800.0, le=253402300799.0)]
+Id = Annotated[str, msgspec.Meta(min_length=1, max_length=512)]
 
 
 class ExportRecord(msgspec.Struct, kw_only=True, rename="camel", tag_field="record"):
@@ -34,148 +52,148 @@ class Header(ExportRecord, tag="header"):
 
 class NamespaceRecord(ExportRecord, tag="namespace"):
     supporting_context: str
-    created_at: float
-    updated_at: float
+    created_at: Time
+    updated_at: Time
     created_by: str | None
 
 
 class ProfileBucketRecord(ExportRecord, tag="profileBucket"):
     name: str
     description: str
-    created_at: float
+    created_at: Time
 
 
 class DocumentRecord(ExportRecord, tag="document"):
-    id: str
+    id: Id
     caller_id: str | None  # the caller's customId
     title: str | None
     type: str
     content: str
     url: str | None
     metadata: dict[str, Any]
-    content_date: float | None
+    content_date: Time | None
     content_hash: str
-    task_type: str
-    status: str  # `done`, `failed`, `retracted`, or a phase it was in when exported
+    task_type: Literal["memory", "superrag"]
+    status: Phase  # `done`, `failed`, or the phase it was in (an import queues it again)
     error: str | None
     revision: int
-    created_at: float
-    updated_at: float
+    created_at: Time
+    updated_at: Time
 
 
 class ChunkRecord(ExportRecord, tag="chunk"):
-    id: str
-    document_id: str
+    id: Id
+    document_id: Id
     position: int
     heading: str
     text: str
-    created_at: float
+    created_at: Time
 
 
 class MemoryRecord(ExportRecord, tag="memory"):
     """One version of a memory: its chain is `rootId`, its place in it `version`/`parentId`."""
 
-    id: str
+    id: Id
     text: str
-    type: str
+    type: MemoryType
     version: int
     is_latest: bool
-    root_id: str
+    root_id: Id
     parent_id: str | None
     document_id: str | None
     chunk_id: str | None
-    created_at: float  # record time: when smem learned it
-    updated_at: float
-    event_at: float | None
-    valid_from: float | None  # valid time: when it began to hold in the world
-    valid_until: float | None
-    superseded_at: float | None  # record time another version took over
-    forgotten_at: float | None
+    created_at: Time  # record time: when smem learned it
+    updated_at: Time
+    event_at: Time | None
+    valid_from: Time | None  # valid time: when it began to hold in the world
+    valid_until: Time | None
+    superseded_at: Time | None  # record time another version took over
+    forgotten_at: Time | None
     forget_reason: str | None
-    expires_at: float | None
+    expires_at: Time | None
     is_static: bool
     is_inference: bool
     metadata: dict[str, Any]
-    typed_by: str | None
+    typed_by: TypedBy | None
     entities: list[str]
-    linked_at: float | None  # when dreaming last looked for its links
-    inferred_at: float | None
+    linked_at: Time | None  # when dreaming last looked for its links
+    inferred_at: Time | None
     retraction_id: str | None
 
 
 class SourceRecord(ExportRecord, tag="source"):
     """A document (and chunk) a memory was seen in; a duplicate adds one of these."""
 
-    memory_id: str
-    document_id: str
+    memory_id: Id
+    document_id: Id
     chunk_id: str
-    created_at: float
+    created_at: Time
 
 
 class RelationRecord(ExportRecord, tag="relation"):
-    from_id: str
-    to_id: str
-    kind: str  # updates, extends, derives, contradicts
+    from_id: Id
+    to_id: Id
+    kind: RelationKind
     score: float
-    created_at: float
+    created_at: Time
 
 
 class EntityRecord(ExportRecord, tag="entity"):
     """An entity, or an alias of one (`mergedInto` names the entity it was merged into)."""
 
-    id: str
+    id: Id
     name: str
-    kind: str
-    first_seen: float
-    last_seen: float
-    created_at: float
+    kind: EntityKind
+    first_seen: Time
+    last_seen: Time
+    created_at: Time
     merged_into: str | None
 
 
 class MentionRecord(ExportRecord, tag="mention"):
-    memory_id: str
-    entity_id: str
+    memory_id: Id
+    entity_id: Id
 
 
 class AliasDecisionRecord(ExportRecord, tag="aliasDecision"):
-    id: str
-    entity_id: str
-    alias_id: str
+    id: Id
+    entity_id: Id
+    alias_id: Id
     same: bool
-    by: str
+    by: Literal["person", "judge"]
     probability: float | None
     judgement_id: str | None
     rows: list[str]
-    created_at: float
-    undone_at: float | None
+    created_at: Time
+    undone_at: Time | None
 
 
 class JudgementRecord(ExportRecord, tag="judgement"):
-    id: str
-    kind: str
-    subject_id: str
+    id: Id
+    kind: JudgeKind
+    subject_id: Id
     text: str
     options: list[str]
     probabilities: list[float]
     proposal: str | None
     applied: str
     fallback: str
-    created_at: float
+    created_at: Time
 
 
 class LabelRecord(ExportRecord, tag="label"):
-    kind: str  # type, judgement, contradiction
-    subject_id: str
+    kind: LabelKind
+    subject_id: Id
     value: str
-    created_at: float
+    created_at: Time
 
 
 class RetractionRecord(ExportRecord, tag="retraction"):
-    id: str
-    subject_kind: str
-    subject_id: str
-    created_at: float
-    undone_at: float | None
+    id: Id
+    subject_kind: Literal["document", "memory"]
+    subject_id: Id
+    created_at: Time
+    undone_at: Time | None
     effects: dict[str, Any]  # what it changed, so that an undo can put it back
 
 
@@ -184,6 +202,14 @@ class Trailer(ExportRecord, tag="end"):
     cut off, and an import refuses it."""
 
     records: dict[str, int]
+
+
+class Imported(msgspec.Struct, kw_only=True, rename="camel"):
+    """What `POST /ns/{ns}/import` put back."""
+
+    namespace: str
+    records: dict[str, int]  # by kind
+    requeued: int  # documents queued again: they were being ingested when exported
 
 
 # In the order they are written: each after what it names.

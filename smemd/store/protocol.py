@@ -379,6 +379,16 @@ class ExportReading(Protocol):
     async def export_labels(self, namespace: str) -> list[dict[str, Any]]: ...
 
 
+class ImportWriting(Protocol):
+    """A namespace's rows put back from an export (smemd.store.sql.importing)."""
+
+    async def holds_data(self, namespace: str) -> bool: ...
+    async def taken_ids(self, kind: str, ids: Sequence[str]) -> list[str]: ...
+    async def import_rows(
+        self, namespace: str, kind: str, rows: Sequence[dict[str, Any]]
+    ) -> None: ...
+
+
 class Reader(
     NamespaceReading, DocumentReading, JobReading, MemoryReading, EntityReading,
     JudgementReading, GraphReading, RetractionReading, ListingReading, ExportReading, Protocol,
@@ -388,7 +398,7 @@ class Reader(
 
 class Writer(
     Reader, NamespaceWriting, DocumentWriting, JobWriting, MemoryWriting, EntityWriting,
-    JudgementWriting, RetractionWriting, Protocol,
+    JudgementWriting, RetractionWriting, ImportWriting, Protocol,
 ):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
 

@@ -31,6 +31,11 @@ class Chunk(msgspec.Struct, frozen=True):
             return self.text
         return " > ".join(self.heading_path) + "\n\n" + self.text
 
+    @classmethod
+    def stored(cls, position: int, heading: str, text: str) -> Chunk:
+        """A chunk as the store keeps it: its heading path joined by " > "."""
+        return cls(position, tuple(heading.split(" > ")) if heading else (), text)
+
 
 class TooManyChunks(PayloadTooLarge):
     """A document past `[ingest] max-chunks`: refused when it is added, or its job fails when its

@@ -294,9 +294,7 @@ class Worker:
                 pending = await reader.chunks_without_vectors(doc.id, limit=EMBED_STEP)
             is_last = len(pending) < EMBED_STEP
             texts = [
-                chunking.Chunk(
-                    c.position, tuple(c.heading.split(" > ")) if c.heading else (), c.text
-                ).embedding_text()
+                chunking.Chunk.stored(c.position, c.heading, c.text).embedding_text()
                 for c in pending
             ]
             vectors = await self.embedder.embed(texts, kind="document")

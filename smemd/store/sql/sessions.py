@@ -16,6 +16,7 @@ from smemd.store.sql.entities import EntityReads
 from smemd.store.sql.entity_merges import AliasReads, AliasWrites
 from smemd.store.sql.exporting import ExportReads
 from smemd.store.sql.graph import GraphReads
+from smemd.store.sql.importing import ImportWrites
 from smemd.store.sql.inferences import InferenceReads, InferenceWrites
 from smemd.store.sql.judgements import JudgementReads, JudgementWrites
 from smemd.store.sql.leases import LeaseReads, LeaseWrites
@@ -46,7 +47,7 @@ class SqlReader(
 
 class SqlWriter(
     DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
-    NamespaceWrites, RetractionWrites, LeaseWrites, SqlReader,
+    NamespaceWrites, RetractionWrites, LeaseWrites, ImportWrites, SqlReader,
 ):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
 

@@ -1,0 +1,179 @@
+"""An export (smemd.protocol.exports) put back into a namespace: `POST /ns/{ns}/import` and
+`smemctl import`. The records come back as they were (every version, time, relation, label,
+judgement, forgotten and retracted state) without extraction running again.
+
+Two passes, so that nothing is written until the whole file is known good and the store's one
+writer is held only for inserts: first each line is checked as it arrives (ImportCheck) and kept
+in a spool file beside the store, and the texts of chunks and memories are embedded (vectors are
+not exported: they belong to the embedder), their vectors spooled beside; then, in one
+transaction, the namespace is found empty and the records' ids free, and the rows go in. A bad
+line, a taken id or a crash leaves the namespace as it was. A document that was still being
+ingested when exported is queued again.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import AsyncIterable, Iterator
+from pathlib import Path
+from typing import IO, Any
+
+import msgspec
+import numpy as np
+
+from smemd.engine.ids import new_id, now
+from smemd.engine.imports.checks import ImportCheck
+from smemd.engine.imports.lines import lines_of
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest.chunking import Chunk
+from smemd.engine.ingest.worker import Worker
+from smemd.errors import Conflict
+from smemd.fleet.builtin import Embedder
+from smemd.protocol.exports import (
+    AnyRecord,
+    ChunkRecord,
+    DocumentRecord,
+    ExportRecord,
+    Imported,
+    MemoryRecord,
+    record_name,
+)
+from smemd.store.protocol import Store, Writer
+from smemd.store.records import OPEN_PHASES
+from smemd.store.sql.importing import IDENTIFIED
+
+EMBED_BATCH = 64
+WRITE_BATCH = 500
+_decode = msgspec.json.Decoder(AnyRecord).decode
+
+
+class Imports:
+    def __init__(
+        self, store: Store, indexes: Indexes, embedder: Embedder, worker: Worker, spool_dir: Path
+    ) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.embedder = embedder
+        self.worker = worker
+        self.spool_dir = spool_dir
+        # What an import cut short by a crash left; this daemon alone uses its state dir.
+        shutil.rmtree(spool_dir, ignore_errors=True)
+
+    async def load(self, namespace: str, blocks: AsyncIterable[bytes]) -> Imported:
+        """Import the export whose bytes `blocks` are into `namespace`, which must hold nothing
+        (409 otherwise); 400 naming the line for a file that is not a whole, sound export."""
+        self.spool_dir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=self.spool_dir, prefix=".import-") as scratch:
+            with Spool(Path(scratch), "wb") as spool:
+                check = await self._spool(blocks, spool)
+            with Spool(Path(scratch), "rb") as spool:
+                requeued = await self._write(namespace, spool)
+        if requeued:
+            self.worker.wake()
+        return Imported(namespace=namespace, records=dict(check.counts), requeued=requeued)
+
+    async def _spool(self, blocks: AsyncIterable[bytes], spool: Spool) -> ImportCheck:
+        check = ImportCheck()
+        texts: list[str] = []
+        async for line in lines_of(blocks):
+            record = check.take(line)
+            spool.lines.write(line + b"\n")
+            if isinstance(record, ChunkRecord):
+                stored = Chunk.stored(record.position, record.heading, record.text)
+                texts.append(stored.embedding_text())
+            elif isinstance(record, MemoryRecord):
+                texts.append(record.text)
+            if len(texts) >= EMBED_BATCH:
+                spool.vectors.write(await self._embedded(texts))
+                texts = []
+        check.finish()
+        if texts:
+            spool.vectors.write(await self._embedded(texts))
+        return check
+
+    async def _embedded(self, texts: list[str]) -> bytes:
+        found = await self.embedder.embed(texts, kind="document")
+        return np.ascontiguousarray(found, dtype=np.float32).tobytes()
+
+    async def _write(self, namespace: str, spool: Spool) -> int:
+        """Every record into the namespace in one transaction; the documents queued again."""
+        width = self.embedder.dimension * 4
+        t = now()
+        reopened: list[DocumentRecord] = []
+        async with self.indexes.writing() as (writer, changes):
+            if await writer.holds_data(namespace):
+                raise Conflict(
+                    "namespace not empty",
+                    f"{namespace!r} holds data already; import into a new namespace (--as NS),"
+                    " or delete this one first",
+                )
+            await writer.ensure_namespace(namespace, t)
+            for kind, batch in _batches(spool.records()):
+                await _refuse_taken(writer, kind, batch)
+                rows = []
+                for _, record in batch:
+                    row = msgspec.structs.asdict(record)
+                    if isinstance(record, ChunkRecord | MemoryRecord):
+                        row["vector"] = spool.vectors.read(width)
+                    if isinstance(record, DocumentRecord) and record.status in OPEN_PHASES:
+                        reopened.append(record)
+                    rows.append(row)
+                await writer.import_rows(namespace, kind, rows)
+            for doc in reopened:
+                await writer.set_document_status(doc.id, "queued", t)
+                await writer.insert_job(new_id("job"), namespace, doc.id, doc.revision, t)
+            changes.drop(namespace)
+        return len(reopened)
+
+
+class Spool:
+    """The checked lines, and the vectors of their chunks and memories in the same order, kept
+    in a scratch directory between the two passes."""
+
+    def __init__(self, scratch: Path, mode: str) -> None:
+        self.lines: IO[bytes] = (scratch / "lines").open(mode)
+        self.vectors: IO[bytes] = (scratch / "vectors").open(mode)
+
+    def __enter__(self) -> Spool:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.lines.close()
+        self.vectors.close()
+
+    def records(self) -> Iterator[tuple[int, ExportRecord]]:
+        """The records with their line numbers, header and trailer left out."""
+        for number, line in enumerate(self.lines, start=1):
+            record: ExportRecord = _decode(line)
+            if record_name(type(record)) not in ("header", "end"):
+                yield number, record
+
+
+def _batches(
+    records: Iterator[tuple[int, ExportRecord]],
+) -> Iterator[tuple[str, list[tuple[int, ExportRecord]]]]:
+    """Runs of one kind, at most WRITE_BATCH long."""
+    kind, batch = "", list[tuple[int, ExportRecord]]()
+    for number, record in records:
+        name = record_name(type(record))
+        if batch and (name != kind or len(batch) >= WRITE_BATCH):
+            yield kind, batch
+            batch = []
+        kind = name
+        batch.append((number, record))
+    if batch:
+        yield kind, batch
+
+
+async def _refuse_taken(writer: Writer, kind: str, batch: list[tuple[int, Any]]) -> None:
+    if kind not in IDENTIFIED:
+        return
+    taken = set(await writer.taken_ids(kind, [record.id for _, record in batch]))
+    for number, record in batch:
+        if record.id in taken:
+            raise Conflict(
+                "ids taken",
+                f"line {number}: $.id: the store holds a {kind} {record.id!r} already (ids are"
+                " kept on import, so that references and citations hold); nothing was imported",
+            )
