@@ -61,6 +61,6 @@ ROUTES = [
         description="The first line is a header (`format` smem-export, `version` 1), the last a"
         " trailer with the count of each kind (a body without it was cut off); gzip'd in transit"
         " when the request accepts it. Read as of one moment while writes go on. The"
-        " format is described in the README (Export).",
+        " format is described in the README (Backups and moving memory).",
     ),
 ]  # fmt: skip
