@@ -1,9 +1,10 @@
-"""`import FILE [-n NS]`: an export (smemd.protocol.exports) put back into an empty namespace
+"""`import FILE [-n NS] [--from mem0|texts]`: an export (smemd.protocol.exports) put back into an empty namespace
 through `POST /ns/{ns}/import`, the file streamed as it is (gzip'd or not; `-` is stdin). The
 namespace is the one `-n`/`--as` names, or else the one the export's header names.
 
 smemd checks the whole file before it writes anything: a bad line is an error naming the line
-(exit 1) and the namespace is left as it was."""
+(exit 1) and the namespace is left as it was. `--from` reads memories kept elsewhere instead
+(smemctl.foreign)."""
 
 from __future__ import annotations
 
@@ -13,13 +14,16 @@ import io
 import os
 import sys
 import zlib
+from collections import Counter
 from pathlib import Path
 from typing import BinaryIO, TextIO
 
 import msgspec
 
+from smemctl import foreign
 from smemctl.client import CallFailed, Client
 from smemctl.common import echo, segment
+from smemctl.ingest import send, wait_arguments
 from smemctl.table import pairs
 from smemd.protocol.exports import Header, Imported
 
@@ -32,11 +36,21 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "-n", "--ns", "--as", dest="ns", default=None, metavar="NAMESPACE",
-        help="the namespace to import into (default: the one the export names)",
+        help="the namespace to import into (default: the one the export names; `default` --from"
+        " elsewhere)",
     )  # fmt: skip
+    parser.add_argument(
+        "--from", dest="source", choices=foreign.FORMATS, default=None,
+        help="not an smem export: Mem0's get_all JSON, or JSON Lines of texts; each becomes a"
+        " document, read afresh",
+    )  # fmt: skip
+    wait_arguments(parser)
 
 
 def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    if args.source is not None:
+        _import_foreign(client, args, out)
+        return
     waiting = Client(
         client.socket_path, max(client.timeout, IMPORT_WAIT_S), url=client.url, token=client.token
     )
@@ -66,6 +80,15 @@ def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None
     if imported.requeued:
         rows.append(("queued again", imported.requeued))
     print(pairs(rows), file=out)
+
+
+def _import_foreign(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    try:
+        data = sys.stdin.buffer.read() if args.file == "-" else Path(args.file).read_bytes()
+    except OSError as err:
+        raise CallFailed(f"cannot read {args.file}: {err.strerror or err}") from None
+    args.ns = args.ns or "default"
+    send(client, args, foreign.documents(args.source, data), Counter(), out)
 
 
 def _named(start: bytes) -> str:

@@ -48,11 +48,20 @@ def ingest_arguments(parser: argparse.ArgumentParser) -> None:
         "paths", nargs="+", metavar="PATH", help="files, directories, or - for stdin"
     )
     namespace_argument(parser)
-    _wait_arguments(parser)
+    wait_arguments(parser)
 
 
 def ingest(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     documents, skipped = collect(args.paths, sys.stdin)
+    send(client, args, documents, skipped, out)
+
+
+def send(
+    client: Client, args: argparse.Namespace, documents: list[BatchDocument],
+    skipped: Counter[str], out: TextIO,
+) -> None:  # fmt: skip
+    """Add the documents to `args.ns` in batches (waiting with `--wait`) and report how each
+    went, and what was skipped."""
     progress = Progress()
     merged = BatchAddResult(results=[], count=0, failed=0)
     for batch in _batches(documents):
@@ -88,7 +97,7 @@ def remember_arguments(parser: argparse.ArgumentParser) -> None:
         "--date", type=iso_instant, metavar="ISO",
         help="when it was said or happened (its valid time; default: now)",
     )  # fmt: skip
-    _wait_arguments(parser)
+    wait_arguments(parser)
 
 
 def remember(client: Client, args: argparse.Namespace, out: TextIO) -> None:
@@ -105,7 +114,7 @@ def remember(client: Client, args: argparse.Namespace, out: TextIO) -> None:
         raise CallFailed(f"document {ref.id} failed: {_job_errors(client, args).get(ref.id, '?')}")
 
 
-def _wait_arguments(parser: argparse.ArgumentParser) -> None:
+def wait_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--wait", action="store_true", help="wait until every document is done or failed"
     )

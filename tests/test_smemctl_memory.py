@@ -300,3 +300,47 @@ def test_import_puts_an_export_back_and_a_bad_file_changes_nothing(
     assert [m["memory"] for m in memories] == ["Ana grows tomatoes on the balcony."]
     code, _, err = smemctl(daemon, capsys, "import", str(tmp_path / "none.jsonl"))
     assert code == 1 and "cannot read" in err
+
+
+def test_import_from_mem0_and_from_texts_reads_each_afresh(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The shape Mem0's get_all returns (v1.1): its ids go into each document's metadata.
+    mem0 = tmp_path / "mem0.json"
+    mem0.write_text(json.dumps({"results": [
+        {"id": "a1", "memory": "Likes hiking in the Alps", "user_id": "alice",
+         "created_at": "2024-07-20T01:30:00.123456-07:00", "metadata": {"source": "chat", "deep": {"x": 1}},
+         "categories": ["hobbies"], "hash": "h1"},
+        {"id": "b1", "memory": "Is allergic to peanuts", "user_id": "bob", "agent_id": "nurse",
+         "created_at": "2024-07-21T10:00:00Z", "metadata": None},
+    ]}))  # fmt: skip
+    args = ["import", "--from", "mem0", "-n", "from-mem0", "--wait", str(mem0)]
+    code, out, err = smemctl(daemon, capsys, *args)
+    assert code == 0, err
+    assert out.startswith("2 documents to from-mem0")
+    documents = as_json(daemon, capsys, "list", "-n", "from-mem0")["memories"]
+    assert sorted(m["memory"] for m in documents) == [
+        "Is allergic to peanuts",
+        "Likes hiking in the Alps",
+    ]
+    client = Client(daemon.socket)
+    listed = json.loads(client.call("POST", "/ns/from-mem0/list/documents", {}))
+    by_id = {d["customId"]: d for d in listed["documents"]}
+    assert by_id["mem0-a1"]["metadata"]["userId"] == "alice"
+    assert by_id["mem0-a1"]["metadata"]["deep"] == '{"x":1}'
+    assert by_id["mem0-b1"]["metadata"] == {"mem0Id": "b1", "userId": "bob", "agentId": "nurse"}
+    code, _, err = smemctl(daemon, capsys, *args)  # the same file again adds nothing
+    assert code == 0, err
+    assert len(as_json(daemon, capsys, "list", "-n", "from-mem0")["memories"]) == 2
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(
+        '"Ravi bakes sourdough."\n{"text": "Ravi moved to Leeds.", "date": "2025-01-02"}\n'
+    )
+    code, out, err = smemctl(daemon, capsys, "import", "--from", "texts", "-n", "texts", str(texts))
+    assert code == 0 and out.startswith("2 documents to texts"), err
+    texts.write_text('"fine"\n{"txt": "a typo"}\n')
+    code, out, err = smemctl(daemon, capsys, "import", "--from", "texts", "-n", "texts", str(texts))
+    assert (code, out) == (2, "") and "line 2" in err
+    mem0.write_text(json.dumps([{"memory": ""}]))
+    code, out, err = smemctl(daemon, capsys, "import", "--from", "mem0", str(mem0))
+    assert (code, out) == (2, "") and "memory 1" in err
