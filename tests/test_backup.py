@@ -10,10 +10,11 @@ from pathlib import Path
 import msgspec
 import pytest
 
+from smemd.backup.restoring import BackupRefused, check
 from smemd.main import main as smemd_main
 from smemd.protocol.backups import MANIFEST
 from tests import postgres
-from tests.conftest import StartDaemon
+from tests.conftest import StartDaemon, make_config
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, search, settle
 
@@ -130,17 +131,34 @@ async def test_a_backup_cut_off_by_a_kill_is_gone_after_the_restart(
     assert status == 200, body
 
 
-async def test_a_postgresql_store_is_left_to_its_server_s_backups(
-    start_daemon: StartDaemon, postgres_server: postgres.Server, tmp_path: Path
-) -> None:
+async def test_a_postgresql_store_s_backup_is_its_namespaces_exports(
+    start_daemon: StartDaemon, postgres_server: postgres.Server, tmp_path: Path,
+    short_dir: Path,
+) -> None:  # fmt: skip
     dsn = postgres_server.database()
     try:
         running = await start_daemon(store__kind="postgres", store__dsn=dsn)
+        await add(running, "Alex lives in Seattle.")
+        await settle(running)
         status, body, _ = await call(
             running.unix, "POST", "http://smemd/v1/backup", json={"to": str(tmp_path / "b")}
         )
-        assert_error(status, body, 409)
-        assert "pg_dump" in body["details"]
-        assert not (tmp_path / "b").exists() and not (tmp_path / "b.partial").exists()
+        assert status == 200, body
+        manifest = body["manifest"]
+        assert manifest["store"] == "postgres"
+        assert manifest["namespaces"]["people"]["memories"] >= 1
+        assert set(manifest["files"]) == {"exports/people.jsonl.gz", "config.toml"}
+        # The export goes into any store: here a SQLite daemon's.
+        packed = (tmp_path / "b" / "exports" / "people.jsonl.gz").read_bytes()
+        (short_dir / "s").mkdir()
+        other = await start_daemon(make_config(short_dir / "s", store__kind="sqlite"))
+        async with other.unix.post(
+            "http://smemd/ns/people/import", data=packed,
+            headers={"Content-Type": "application/x-ndjson"},
+        ) as response:  # fmt: skip
+            assert response.status == 200, await response.text()
+        # It is not a database to restore: said so.
+        with pytest.raises(BackupRefused, match="smemctl import"):
+            check(tmp_path / "b")
     finally:
         postgres_server.drop(dsn)

@@ -50,6 +50,11 @@ def check(source: Path) -> Manifest:
         manifest = msgspec.json.decode(raw, type=Manifest)
     except msgspec.ValidationError as err:
         raise BackupRefused(f"{source / MANIFEST} is damaged: {err}") from err
+    if manifest.store == "postgres":
+        raise BackupRefused(
+            f"{source} is a PostgreSQL store's backup: its namespaces' exports, each put back"
+            " with `smemctl import FILE` (the database itself is its server's to back up)"
+        )
     if DATABASE_NAME not in manifest.files:
         raise BackupRefused(f"{source} holds no database")
     for name, expected in manifest.files.items():

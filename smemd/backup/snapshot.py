@@ -1,7 +1,9 @@
 """Writing a backup while smemd serves (`POST /v1/backup`, `smemctl backup DEST`).
 
-The database is read at one moment by the store's `snapshot`; writes go on meanwhile. The saved
-index files are copied as their headers named them then (a header names files that are written
+The database is read at one moment by the store's `snapshot`; writes go on meanwhile. (A
+PostgreSQL store is its server's to back up, with pg_dump or base backups; what smem writes for
+it is every namespace's export, `exports/NS.jsonl.gz`, each as of its own moment, which
+`smemctl import` puts back into any store.) The saved index files are copied as their headers named them then (a header names files that are written
 once and never changed, smemd.engine.index.files); a set replaced while it was being copied is
 left out, and the restored daemon builds it from the database, as it would any stale index.
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import errno
+import gzip
 import json
 import logging
 import os
@@ -23,8 +26,11 @@ import time
 from datetime import UTC, datetime
 from pathlib import Path
 
+import msgspec
+
 from smemd import __version__
 from smemd.durable import sync_directory, synced_digest
+from smemd.engine.exporting import Exports
 from smemd.errors import BadRequest, Conflict, SmemError, StorageFull
 from smemd.paths import INDEX_DIR_NAME
 from smemd.protocol.backups import (
@@ -37,6 +43,7 @@ from smemd.protocol.backups import (
     NamespaceCounts,
     encode_manifest,
 )
+from smemd.protocol.exports import Trailer
 from smemd.store.opening import DATABASE_NAME
 from smemd.store.protocol import Store
 from smemd.store.records import NamespaceSize
@@ -44,14 +51,17 @@ from smemd.store.records import NamespaceSize
 log = logging.getLogger("smemd.backup")
 PARTIAL_NOTE = "backup.partial"  # in the state dir: the partial directory being written
 CONFIG_FILE = "config.toml"
+EXPORTS_DIR = "exports"  # a PostgreSQL store's backup: one export per namespace
+PAGE = 500
 
 
 class Backups:
     """The backups of one daemon's store and state dir (the engine owns one)."""
 
-    def __init__(self, store: Store, state_dir: Path) -> None:
+    def __init__(self, store: Store, state_dir: Path, exports: Exports) -> None:
         self.store = store
         self.state_dir = state_dir
+        self.exports = exports
 
     async def write(self, config_text: str, destination: Path) -> BackupReply:
         """Back the store up into `destination`, a directory not there yet (or empty), with
@@ -59,7 +69,10 @@ class Backups:
         began = time.monotonic()
         partial = await asyncio.to_thread(_begin, self.state_dir, destination)
         try:
-            sizes = await self.store.snapshot(partial / DATABASE_NAME)
+            if self.store.kind == "postgres":
+                sizes = await self._export_all(partial / EXPORTS_DIR)
+            else:
+                sizes = await self.store.snapshot(partial / DATABASE_NAME)
             created = datetime.now(UTC).isoformat(timespec="seconds")
             manifest = await asyncio.to_thread(
                 _finish, self.store.kind, self.state_dir, config_text, partial, created, sizes
@@ -79,6 +92,31 @@ class Backups:
         return BackupReply(
             path=str(destination), bytes=size, seconds=round(seconds, 3), manifest=manifest
         )
+
+    async def _export_all(self, into: Path) -> list[NamespaceSize]:
+        """Every namespace's export into `into`, gzip'd; their sizes, as their trailers count."""
+        await asyncio.to_thread(into.mkdir)
+        sizes: list[NamespaceSize] = []
+        while True:
+            async with self.store.read() as reader:
+                page = await reader.namespaces(limit=PAGE, offset=len(sizes))
+            for namespace in page:
+                last = b""
+                with await asyncio.to_thread(
+                    gzip.open, into / f"{namespace.name}.jsonl.gz", "wb"
+                ) as out:
+                    async for block in self.exports.lines(namespace.name):
+                        await asyncio.to_thread(out.write, block)
+                        last = block
+                counts = msgspec.json.decode(
+                    last.rstrip(b"\n").rsplit(b"\n", 1)[-1], type=Trailer
+                ).records
+                sizes.append(NamespaceSize(
+                    namespace=namespace.name, documents=counts.get("document", 0),
+                    memories=counts.get("memory", 0),
+                ))  # fmt: skip
+            if len(page) < PAGE:
+                return sizes
 
 
 def _begin(state_dir: Path, destination: Path) -> Path:

@@ -105,8 +105,8 @@ class Engine:
         self.entities = EntityProfiles(self.store)
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
-        self.backups = Backups(self.store, state_dir)
         self.exports = Exports(self.store)
+        self.backups = Backups(self.store, state_dir, self.exports)
         self.imports = Imports(
             self.store, self.indexes, background or embedder, self.worker, state_dir / "imports"
         )

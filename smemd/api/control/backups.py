@@ -33,6 +33,7 @@ ROUTES = [
         summary="Back the whole store up into a new directory on the daemon's host",
         description="The database as of one moment (writes go on meanwhile), the saved index"
         " files, the config with its secrets masked, and a manifest of sizes and digests;"
-        " `smemd --restore` puts it back. A PostgreSQL store answers 409: its server backs it up.",
+        " `smemd --restore` puts it back. On a PostgreSQL store (its server backs the database"
+        " up) it writes every namespace's export instead, for `smemctl import`.",
     ),
 ]  # fmt: skip
