@@ -227,9 +227,10 @@ async def test_a_file_that_is_not_a_sound_export_is_refused_naming_the_line(
     status, reply = await post_import(other, long_line())
     assert_error(status, reply, 400)
     assert "line 2: longer than" in reply["details"]
-    # Nothing of any of them was written; the good file still goes in.
+    # Nothing of any of them was written, nor left in the scratch space; the good file goes in.
     status, _, _ = await call(other.unix, "GET", f"{NS}/export")
     assert status == 404
+    assert not list((other.daemon.config.state_dir / "imports").iterdir())
     status, reply = await post_import(other, body)
     assert status == 200, reply
     # Not JSON Lines at all: 415; a write route: a read token may not import (tests/test_tokens).

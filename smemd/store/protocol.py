@@ -379,11 +379,16 @@ class ExportReading(Protocol):
     async def export_labels(self, namespace: str) -> list[dict[str, Any]]: ...
 
 
-class ImportWriting(Protocol):
-    """A namespace's rows put back from an export (smemd.store.sql.importing)."""
+class ImportReading(Protocol):
+    """What an import must find before it writes (smemd.store.sql.importing)."""
 
     async def holds_data(self, namespace: str) -> bool: ...
     async def taken_ids(self, kind: str, ids: Sequence[str]) -> list[str]: ...
+
+
+class ImportWriting(Protocol):
+    """A namespace's rows put back from an export (smemd.store.sql.importing)."""
+
     async def import_rows(
         self, namespace: str, kind: str, rows: Sequence[dict[str, Any]]
     ) -> None: ...
@@ -391,7 +396,8 @@ class ImportWriting(Protocol):
 
 class Reader(
     NamespaceReading, DocumentReading, JobReading, MemoryReading, EntityReading,
-    JudgementReading, GraphReading, RetractionReading, ListingReading, ExportReading, Protocol,
+    JudgementReading, GraphReading, RetractionReading, ListingReading, ExportReading,
+    ImportReading, Protocol,
 ):  # fmt: skip
     """One moment of the store, for reads."""
 

@@ -39,7 +39,7 @@ from smemd.protocol.exports import (
     MemoryRecord,
     record_name,
 )
-from smemd.store.protocol import Store, Writer
+from smemd.store.protocol import Reader, Store
 from smemd.store.records import OPEN_PHASES
 from smemd.store.sql.importing import IDENTIFIED
 
@@ -63,6 +63,8 @@ class Imports:
     async def load(self, namespace: str, blocks: AsyncIterable[bytes]) -> Imported:
         """Import the export whose bytes `blocks` are into `namespace`, which must hold nothing
         (409 otherwise); 400 naming the line for a file that is not a whole, sound export."""
+        async with self.store.read() as reader:  # at once, not after the embedding
+            await _refuse_full(reader, namespace)
         self.spool_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.spool_dir, prefix=".import-") as scratch:
             with Spool(Path(scratch), "wb") as spool:
@@ -76,9 +78,16 @@ class Imports:
     async def _spool(self, blocks: AsyncIterable[bytes], spool: Spool) -> ImportCheck:
         check = ImportCheck()
         texts: list[str] = []
+        named: dict[str, list[tuple[int, Any]]] = {kind: [] for kind in IDENTIFIED}
         async for line in lines_of(blocks):
             record = check.take(line)
             spool.lines.write(line + b"\n")
+            kind = record_name(type(record))
+            if kind in named:  # taken ids are found as the file comes (and again at the write)
+                named[kind].append((check.line, record))
+                if len(named[kind]) >= WRITE_BATCH:
+                    await self._refuse_taken(kind, named[kind])
+                    named[kind] = []
             if isinstance(record, ChunkRecord):
                 stored = Chunk.stored(record.position, record.heading, record.text)
                 texts.append(stored.embedding_text())
@@ -88,9 +97,15 @@ class Imports:
                 spool.vectors.write(await self._embedded(texts))
                 texts = []
         check.finish()
+        for kind, batch in named.items():
+            await self._refuse_taken(kind, batch)
         if texts:
             spool.vectors.write(await self._embedded(texts))
         return check
+
+    async def _refuse_taken(self, kind: str, batch: list[tuple[int, Any]]) -> None:
+        async with self.store.read() as reader:
+            await _refuse_taken(reader, kind, batch)
 
     async def _embedded(self, texts: list[str]) -> bytes:
         found = await self.embedder.embed(texts, kind="document")
@@ -102,12 +117,7 @@ class Imports:
         t = now()
         reopened: list[DocumentRecord] = []
         async with self.indexes.writing() as (writer, changes):
-            if await writer.holds_data(namespace):
-                raise Conflict(
-                    "namespace not empty",
-                    f"{namespace!r} holds data already; import into a new namespace (--as NS),"
-                    " or delete this one first",
-                )
+            await _refuse_full(writer, namespace)  # again: written meanwhile?
             await writer.ensure_namespace(namespace, t)
             for kind, batch in _batches(spool.records()):
                 await _refuse_taken(writer, kind, batch)
@@ -166,10 +176,19 @@ def _batches(
         yield kind, batch
 
 
-async def _refuse_taken(writer: Writer, kind: str, batch: list[tuple[int, Any]]) -> None:
-    if kind not in IDENTIFIED:
+async def _refuse_full(reader: Reader, namespace: str) -> None:
+    if await reader.holds_data(namespace):
+        raise Conflict(
+            "namespace not empty",
+            f"{namespace!r} holds data already; import into a new namespace (-n NS), or delete"
+            " this one first",
+        )
+
+
+async def _refuse_taken(reader: Reader, kind: str, batch: list[tuple[int, Any]]) -> None:
+    if kind not in IDENTIFIED or not batch:
         return
-    taken = set(await writer.taken_ids(kind, [record.id for _, record in batch]))
+    taken = set(await reader.taken_ids(kind, [record.id for _, record in batch]))
     for number, record in batch:
         if record.id in taken:
             raise Conflict(

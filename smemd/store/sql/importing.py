@@ -24,7 +24,7 @@ HOLDING = ("documents", "memories", "entities", "judgements", "profile_buckets",
 IDENTIFIED = ("document", "chunk", "memory", "entity", "aliasDecision", "judgement", "retraction")
 
 
-class ImportWrites:
+class ImportReads:
     db: Connection
 
     async def holds_data(self, namespace: str) -> bool:
@@ -45,6 +45,10 @@ class ImportWrites:
             )
             taken.extend(str(row[0]) for row in rows)
         return taken
+
+
+class ImportWrites:
+    db: Connection
 
     async def import_rows(self, namespace: str, kind: str, rows: Sequence[dict[str, Any]]) -> None:
         """Insert rows of one kind (KINDS, or `label`), column -> value as an export gave them

@@ -16,7 +16,7 @@ from smemd.store.sql.entities import EntityReads
 from smemd.store.sql.entity_merges import AliasReads, AliasWrites
 from smemd.store.sql.exporting import ExportReads
 from smemd.store.sql.graph import GraphReads
-from smemd.store.sql.importing import ImportWrites
+from smemd.store.sql.importing import ImportReads, ImportWrites
 from smemd.store.sql.inferences import InferenceReads, InferenceWrites
 from smemd.store.sql.judgements import JudgementReads, JudgementWrites
 from smemd.store.sql.leases import LeaseReads, LeaseWrites
@@ -40,6 +40,7 @@ class SqlReader(
     ListingReads,
     LeaseReads,
     ExportReads,
+    ImportReads,
 ):
     def __init__(self, db: Connection) -> None:
         self.db = db
