@@ -27,6 +27,7 @@ from smemctl import (
     review,
     stats,
     store,
+    undo,
 )  # fmt: skip
 from smemctl.client import CallFailed, Client, NotRunning
 from smemctl.common import UsageError, echo
@@ -238,6 +239,12 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         "put an export back into an empty namespace (-n, or the one the export names)",
         importing.import_arguments,
     ),
+    "undo": (
+        undo.undo,
+        "take back everything one add brought (its documents retracted, with the cascade)",
+        undo.undo_arguments,
+    ),
+    "redo": (undo.redo, "put back an add that was undone", undo.undo_arguments),
     "store": (
         store.store,
         "copy a stopped daemon's store into a new one: store copy --to postgresql://… or FILE",

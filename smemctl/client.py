@@ -68,10 +68,15 @@ class Client:
             raise CallFailed(f"{self.url}: give smemd's address as http://host:port")
         return http.client.HTTPConnection(parts.hostname, parts.port or 80, timeout=self.timeout)
 
-    def call(self, method: str, path: str, body: Any = None) -> bytes:
-        """Send one request; return the body of a 2xx reply, raise for anything else."""
+    def call(
+        self, method: str, path: str, body: Any = None, headers: dict[str, str] | None = None
+    ) -> bytes:
+        """Send one request (with `headers` besides); return the body of a 2xx reply, raise for
+        anything else."""
         payload = msgspec.json.encode(body) if body is not None else None
-        headers = {"Content-Type": "application/json"} if payload is not None else {}
+        headers = dict(headers or {})
+        if payload is not None:
+            headers["Content-Type"] = "application/json"
         with self._talking() as conn:
             response = self._send(conn, method, path, payload, headers)
             data = response.read()
@@ -151,8 +156,10 @@ class Client:
         raw = self.call("GET", path)
         return msgspec.json.decode(raw, type=type_), raw
 
-    def post(self, path: str, body: Any, type_: type[T]) -> tuple[T, bytes]:
-        raw = self.call("POST", path, body)
+    def post(
+        self, path: str, body: Any, type_: type[T], headers: dict[str, str] | None = None
+    ) -> tuple[T, bytes]:
+        raw = self.call("POST", path, body, headers)
         return msgspec.json.decode(raw, type=type_), raw
 
     def send(self, method: str, path: str, body: Any, type_: type[T]) -> tuple[T, bytes]:

@@ -79,6 +79,8 @@ def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None
     rows += [(k, n) for k, n in imported.records.items() if n and k != "namespace"]
     if imported.requeued:
         rows.append(("queued again", imported.requeued))
+    if imported.ingest_id:
+        rows.append(("ingest", imported.ingest_id))
     print(pairs(rows), file=out)
 
 

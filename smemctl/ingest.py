@@ -7,6 +7,7 @@ import argparse
 import os
 import sys
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -34,6 +35,7 @@ from smemd.protocol.memory import (
     DocumentRef,
     Jobs,
 )
+from smemd.protocol.retraction import INGEST_HEADER
 
 TEXT_SUFFIXES = frozenset({".md", ".txt", ".markdown", ".rst", ".json", ".csv", ".html"})
 BATCH_DOCUMENTS = 100
@@ -64,10 +66,13 @@ def send(
     went, and what was skipped."""
     progress = Progress()
     merged = BatchAddResult(results=[], count=0, failed=0)
+    # One add, however many batches: `undo` takes it back whole.
+    ingest = {INGEST_HEADER: f"ing_{uuid.uuid4().hex[:16]}"}
     for batch in _batches(documents):
         reply, _ = client.post(
-            f"{namespace_path(args)}/document/batch", BatchAdd(documents=batch), BatchAddResult
-        )
+            f"{namespace_path(args)}/document/batch", BatchAdd(documents=batch), BatchAddResult,
+            ingest,
+        )  # fmt: skip
         merged.results += reply.results
         merged.count += reply.count
         merged.failed += reply.failed
@@ -87,6 +92,8 @@ def send(
         if skipped:
             reasons = ", ".join(f"{n} {why}" for why, n in sorted(skipped.items()))
             print(f"skipped {skipped.total()}: {reasons}", file=out)
+        if merged.results:
+            print(f"ingest {ingest[INGEST_HEADER]} (smemctl undo takes it back)", file=out)
     _report_failures(client, args, merged.results, finished)
 
 

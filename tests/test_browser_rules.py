@@ -183,11 +183,17 @@ async def test_allow_hosts_and_allow_origins_invite_a_name_and_a_page(
             assert "Access-Control-Allow-Origin" not in refused.headers
 
 
-async def test_changing_routes_take_json_or_an_upload_and_nothing_else(seeded: Running) -> None:
+async def test_changing_routes_take_json_an_upload_or_their_stream_and_nothing_else(
+    seeded: Running,
+) -> None:
     before = await snapshot(seeded)
     form = aiohttp.FormData({"content": "planted", "id": "csrf2"})
     for route in CHANGING:
-        wanted = "multipart/form-data" if route.form is not None else "application/json"
+        wanted = (
+            "multipart/form-data"
+            if route.form is not None
+            else route.streamed or "application/json"
+        )
         sends: list[dict[str, Any]] = [
             {"data": b'{"content": "planted"}', "headers": {"Content-Type": "text/plain"}},
             {"data": b"content=planted&id=csrf3"},  # aiohttp labels it form-encoded

@@ -63,7 +63,9 @@ def test_ingest_directory_skips_binaries_and_is_idempotent(
     (tmp_path / "blob").write_bytes(b"\x89PNG\r\n\x1a\n\x00\xff\xfe")
     code, out, err = smemctl(daemon, capsys, "ingest", str(tmp_path), "-n", "docs", "--wait")
     assert (code, err) == (0, "")  # no progress line: stderr is not a terminal
-    assert out == "2 documents to docs: 2 done\nskipped 1: 1 binary\n"
+    lines = out.splitlines()
+    assert lines[:2] == ["2 documents to docs: 2 done", "skipped 1: 1 binary"]
+    assert lines[2].startswith("ingest ing_") and len(lines) == 3
     assert job_count(daemon, capsys, "docs") == 2
 
     doc, _ = Client(daemon.socket).get(
@@ -344,3 +346,26 @@ def test_import_from_mem0_and_from_texts_reads_each_afresh(
     mem0.write_text(json.dumps([{"memory": ""}]))
     code, out, err = smemctl(daemon, capsys, "import", "--from", "mem0", str(mem0))
     assert (code, out) == (2, "") and "memory 1" in err
+
+
+def test_undo_and_redo_an_ingest_by_the_id_it_printed(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "a.md").write_text("Lena keeps three cats.\n")
+    (tmp_path / "b.md").write_text("Lena works as a pilot.\n")
+    code, out, err = smemctl(daemon, capsys, "ingest", str(tmp_path), "-n", "undone", "--wait")
+    assert code == 0, err
+    ingest = out.splitlines()[-1].split()[1]
+    assert ingest.startswith("ing_")
+    before = as_json(daemon, capsys, "list", "-n", "undone")["memories"]
+    assert len(before) == 2
+    code, out, err = smemctl(daemon, capsys, "undo", ingest, "-n", "undone")
+    assert code == 0, err
+    rows = dict(line.split("  ", 1) for line in out.splitlines())
+    assert rows["documents retracted"].strip() == "2"
+    assert as_json(daemon, capsys, "list", "-n", "undone")["memories"] == []
+    code, out, err = smemctl(daemon, capsys, "redo", ingest, "-n", "undone")
+    assert code == 0, err
+    assert len(as_json(daemon, capsys, "list", "-n", "undone")["memories"]) == 2
+    code, out, err = smemctl(daemon, capsys, "undo", "ing_unknown", "-n", "undone")
+    assert (code, out) == (1, "") and "404" in err

@@ -8,6 +8,7 @@ from smemd.api import openapi
 from smemd.api.bodies import read_bodies
 from smemd.api.browsers import RULES, BrowserRules, guard_browsers
 from smemd.api.control import backups, calibration, lanes, nodes, recent, status
+from smemd.api.ingest_marks import mark_ingests
 from smemd.api.legacy import (
     v3_changes,
     v3_documents,
@@ -82,7 +83,7 @@ def create_app(state: ApiState) -> web.Application:
     # page learns nothing, not even whether it needs a token; bodies are read once the caller
     # may call the route.
     app = web.Application(
-        middlewares=[observe, guard_browsers, render_errors, authorize, read_bodies],
+        middlewares=[observe, guard_browsers, render_errors, authorize, mark_ingests, read_bodies],
         client_max_size=state.max_body_bytes,
     )
     app[STATE] = state

@@ -31,6 +31,7 @@ from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
 from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
+from smemd.engine.undo import Undos
 from smemd.errors import SmemError, StorageUnavailable
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -100,6 +101,7 @@ class Engine:
         self.hydration = Hydration(self.store)
         self.graphs = Graphs(self.store, self.recall)
         self.retractions = Retractions(self.store, self.indexes)
+        self.undos = Undos(self.store, self.retractions)
         self.profiles = Profiles(self.store, self.recall)
         self.review = Review(self.store, self.indexes)
         self.entities = EntityProfiles(self.store)

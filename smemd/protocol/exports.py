@@ -210,6 +210,7 @@ class Imported(msgspec.Struct, kw_only=True, rename="camel"):
     namespace: str
     records: dict[str, int]  # by kind
     requeued: int  # documents queued again: they were being ingested when exported
+    ingest_id: str | None  # what `undo` takes back: the documents imported (None outside a request)
 
 
 # In the order they are written: each after what it names.

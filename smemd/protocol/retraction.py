@@ -1,10 +1,15 @@
-"""Wire types of retraction: what a retraction withdrew, reinstated and unlinked."""
+"""Wire types of retraction: what a retraction withdrew, reinstated and unlinked, and what
+undoing an add did."""
 
 from __future__ import annotations
 
 from typing import Literal
 
 from smemd.protocol import Reply
+
+# An add's ingest id, answered by every route that adds documents, and sent by a client that
+# gathers several requests into one add (smemd.engine.ingest.ingest_ids).
+INGEST_HEADER = "Smem-Ingest-Id"
 
 
 class RetractionResult(Reply):
@@ -17,6 +22,18 @@ class RetractionResult(Reply):
     subject_kind: Literal["document", "memory"]
     subject_id: str
     undone: bool
+    withdrawn: list[str]
+    reinstated: list[str]
+    unlinked: list[str]
+
+
+class IngestUndone(Reply):
+    """What undoing one add (`undone` true) or redoing it did: the documents it retracted or
+    unretracted, and the memory ids of those retractions, merged (see RetractionResult)."""
+
+    ingest_id: str
+    undone: bool
+    documents: list[str]
     withdrawn: list[str]
     reinstated: list[str]
     unlinked: list[str]

@@ -58,6 +58,7 @@ class Document(Record):
     revision: int
     created_at: float
     updated_at: float
+    ingest_id: str | None = None  # the add that brought it (smemd.engine.ingest.ingest_ids)
 
 
 class Chunk(Record):

@@ -9,7 +9,7 @@ from smemd.api import params
 from smemd.api.wire import reply
 from smemd.engine.retraction import SubjectKind
 from smemd.http.route import Route
-from smemd.protocol.retraction import RetractionResult
+from smemd.protocol.retraction import IngestUndone, RetractionResult
 
 
 def _handler(kind: SubjectKind, *, undo: bool) -> Handler:
@@ -26,6 +26,15 @@ def _handler(kind: SubjectKind, *, undo: bool) -> Handler:
                 reinstated=outcome.reinstated, unlinked=outcome.unlinked,
             )
         )  # fmt: skip
+
+    return handle
+
+
+def _ingest_handler(*, undo: bool) -> Handler:
+    async def handle(request: web.Request) -> web.Response:
+        undos = params.engine(request).undos
+        act = undos.undo if undo else undos.redo
+        return reply(await act(params.namespace(request), request.match_info["id"]))
 
     return handle
 
@@ -64,6 +73,21 @@ ROUTES = [
         method="POST", path="/ns/{ns}/memories/{id}/unretract",
         handler=_handler("memory", undo=True), role="write", namespace_from="path",
         reply=RetractionResult, summary="Undo a memory's retraction exactly",
+        description=_UNDO,
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/ingest/{id}/undo", handler=_ingest_handler(undo=True),
+        role="write", namespace_from="path", reply=IngestUndone,
+        summary="Undo an add: retract every document its ingest id brought, with the cascade",
+        description="The ingest id is the `Smem-Ingest-Id` header of the add's reply (a"
+        " document, a batch, an upload, an import). " + _CASCADE.replace(" 409 if already"
+        " retracted.", "") + " A document retracted already is passed over; 409 while any is"
+        " still being ingested, 404 for an id that brought nothing here.",
+    ),
+    Route(
+        method="POST", path="/ns/{ns}/ingest/{id}/redo", handler=_ingest_handler(undo=False),
+        role="write", namespace_from="path", reply=IngestUndone,
+        summary="Redo an undone add: unretract its documents, exactly",
         description=_UNDO,
     ),
 ]  # fmt: skip

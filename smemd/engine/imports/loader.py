@@ -26,6 +26,7 @@ from smemd.engine.ids import new_id, now
 from smemd.engine.imports.checks import ImportCheck
 from smemd.engine.imports.lines import lines_of
 from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest import ingest_ids
 from smemd.engine.ingest.chunking import Chunk
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import Conflict
@@ -70,10 +71,12 @@ class Imports:
             with Spool(Path(scratch), "wb") as spool:
                 check = await self._spool(blocks, spool)
             with Spool(Path(scratch), "rb") as spool:
-                requeued = await self._write(namespace, spool)
+                requeued, ingest = await self._write(namespace, spool)
         if requeued:
             self.worker.wake()
-        return Imported(namespace=namespace, records=dict(check.counts), requeued=requeued)
+        return Imported(
+            namespace=namespace, records=dict(check.counts), requeued=requeued, ingest_id=ingest
+        )
 
     async def _spool(self, blocks: AsyncIterable[bytes], spool: Spool) -> ImportCheck:
         check = ImportCheck()
@@ -111,10 +114,12 @@ class Imports:
         found = await self.embedder.embed(texts, kind="document")
         return np.ascontiguousarray(found, dtype=np.float32).tobytes()
 
-    async def _write(self, namespace: str, spool: Spool) -> int:
-        """Every record into the namespace in one transaction; the documents queued again."""
+    async def _write(self, namespace: str, spool: Spool) -> tuple[int, str | None]:
+        """Every record into the namespace in one transaction; the documents queued again, and
+        the ingest id its documents came under."""
         width = self.embedder.dimension * 4
         t = now()
+        ingest = ingest_ids.current()
         reopened: list[DocumentRecord] = []
         async with self.indexes.writing() as (writer, changes):
             await _refuse_full(writer, namespace)  # again: written meanwhile?
@@ -126,15 +131,17 @@ class Imports:
                     row = msgspec.structs.asdict(record)
                     if isinstance(record, ChunkRecord | MemoryRecord):
                         row["vector"] = spool.vectors.read(width)
-                    if isinstance(record, DocumentRecord) and record.status in OPEN_PHASES:
-                        reopened.append(record)
+                    if isinstance(record, DocumentRecord):
+                        row["ingest_id"] = ingest  # `undo` takes the whole import back
+                        if record.status in OPEN_PHASES:
+                            reopened.append(record)
                     rows.append(row)
                 await writer.import_rows(namespace, kind, rows)
             for doc in reopened:
                 await writer.set_document_status(doc.id, "queued", t)
                 await writer.insert_job(new_id("job"), namespace, doc.id, doc.revision, t)
             changes.drop(namespace)
-        return len(reopened)
+        return len(reopened), ingest
 
 
 class Spool:

@@ -15,6 +15,7 @@ from smemd.config import IngestConfig
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest import ingest_ids
 from smemd.engine.ingest.chunking import check_count, count_chunks, title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
@@ -103,7 +104,7 @@ class Documents:
                         title=origin.title, type=origin.type, content=new.content, url=origin.url,
                         metadata=new.metadata, content_date=new.date, content_hash=digest,
                         task_type=new.task_type, status="queued", error=None, revision=1,
-                        created_at=t, updated_at=t,
+                        created_at=t, updated_at=t, ingest_id=ingest_ids.current(),
                     )
                 )  # fmt: skip
                 await writer.insert_job(

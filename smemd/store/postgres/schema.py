@@ -463,12 +463,22 @@ async def m0005_postings(db: psycopg.AsyncConnection) -> None:
         await db.execute(_POSTINGS.replace("{kind}", kind).encode())
 
 
+async def m0006_ingest_ids(db: psycopg.AsyncConnection) -> None:
+    """The add that brought each document, so that one add can be undone whole."""
+    await db.execute(b'ALTER TABLE documents ADD COLUMN ingest_id TEXT COLLATE "C"')
+    await db.execute(
+        b"CREATE INDEX documents_ingest ON documents(namespace, ingest_id)"
+        b" WHERE ingest_id IS NOT NULL"
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_tables", m0001_tables),
     ("0002_search", m0002_search),
     ("0003_leases", m0003_leases),
     ("0004_namespace_keys", m0004_namespace_keys),
     ("0005_postings", m0005_postings),
+    ("0006_ingest_ids", m0006_ingest_ids),
 ]
 
 

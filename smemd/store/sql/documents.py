@@ -140,6 +140,15 @@ class DocumentReads:
         )
         return to_record(Document, next(iter(rows))) if rows else None
 
+    async def documents_of_ingest(self, namespace: str, ingest_id: str) -> list[Document]:
+        """The documents one add brought (smemd.engine.ingest.ingest_ids), in the order made."""
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND ingest_id = ?"
+            " ORDER BY seq",
+            [namespace, ingest_id],
+        )
+        return [to_record(Document, row) for row in rows]
+
     async def documents_by_id(self, ids: Sequence[str]) -> dict[str, Document]:
         if not ids:
             return {}

@@ -558,6 +558,18 @@ async def m0016_namespace_keys(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0017_ingest_ids(db: aiosqlite.Connection) -> None:
+    """The add that brought each document, so that one add can be undone whole."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE documents ADD COLUMN ingest_id TEXT;
+        CREATE INDEX documents_ingest ON documents(namespace, ingest_id)
+            WHERE ingest_id IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -575,6 +587,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0014_namespace_creators", m0014_namespace_creators),
     ("0015_leases", m0015_leases),
     ("0016_namespace_keys", m0016_namespace_keys),
+    ("0017_ingest_ids", m0017_ingest_ids),
 ]
 
 
