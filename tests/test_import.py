@@ -231,7 +231,9 @@ async def test_a_file_that_is_not_a_sound_export_is_refused_naming_the_line(
     status, _, _ = await call(other.unix, "GET", f"{NS}/export")
     assert status == 404
     assert not list((other.daemon.config.state_dir / "imports").iterdir())
-    status, reply = await post_import(other, body)
+    # Blank lines (and CRLF endings) are no records, and count as lines.
+    spaced = b"\r\n".join([lines[0], b"", *lines[1:]]) + b"\r\n\r\n"
+    status, reply = await post_import(other, spaced)
     assert status == 200, reply
     # Not JSON Lines at all: 415; a write route: a read token may not import (tests/test_tokens).
     status, reply, _ = await call(other.unix, "POST", IMPORT.format(ns="x"), json={"a": 1})

@@ -54,9 +54,12 @@ class ImportCheck:
         self.rank = -1
         self.forward: list[tuple[int, str, str, str]] = []  # line, field, kind, id
 
-    def take(self, raw: bytes) -> ExportRecord:
-        """The line's record; BadRequest naming the line when it does not belong here."""
+    def take(self, raw: bytes) -> ExportRecord | None:
+        """The line's record (None for a blank line); BadRequest naming the line when it does
+        not belong here."""
         self.line += 1
+        if not raw.strip():
+            return None
         if self.trailer is not None:
             raise self.bad("a line after the trailer (the last line)")
         try:

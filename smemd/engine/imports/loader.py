@@ -84,7 +84,9 @@ class Imports:
         named: dict[str, list[tuple[int, Any]]] = {kind: [] for kind in IDENTIFIED}
         async for line in lines_of(blocks):
             record = check.take(line)
-            spool.lines.write(line + b"\n")
+            spool.lines.write(line + b"\n")  # blank ones too: the lines keep their numbers
+            if record is None:
+                continue
             kind = record_name(type(record))
             if kind in named:  # taken ids are found as the file comes (and again at the write)
                 named[kind].append((check.line, record))
@@ -162,6 +164,8 @@ class Spool:
     def records(self) -> Iterator[tuple[int, ExportRecord]]:
         """The records with their line numbers, header and trailer left out."""
         for number, line in enumerate(self.lines, start=1):
+            if not line.strip():
+                continue
             record: ExportRecord = _decode(line)
             if record_name(type(record)) not in ("header", "end"):
                 yield number, record
