@@ -24,6 +24,7 @@ from smemctl import (
     ingest,
     memory,
     nodes,
+    rederive,
     review,
     stats,
     store,
@@ -238,6 +239,11 @@ COMMANDS: dict[str, tuple[Command, str, Arguments | None]] = {
         importing.import_export,
         "put an export back into an empty namespace (-n, or the one the export names)",
         importing.import_arguments,
+    ),
+    "rederive": (
+        rederive.rederive,
+        "re-derive the namespace's memory from its documents and show the diff; --apply, --discard",
+        rederive.rederive_arguments,
     ),
     "undo": (
         undo.undo,

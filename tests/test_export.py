@@ -147,3 +147,14 @@ async def test_a_read_token_exports_its_own_namespaces_only(
     assert_error(status, body, 403)
     status, body, _ = await call(running.tcp, "GET", running.url("/ns/people/export"))
     assert_error(status, body, 401)
+
+
+def test_the_format_names_what_the_store_holds() -> None:
+    from typing import get_args
+
+    from smemd.protocol import exports
+    from smemd.store import records
+
+    for name in ("RelationKind", "TypedBy", "LabelKind", "Phase", "MemoryType", "JudgeKind"):
+        assert get_args(getattr(exports, name)) == get_args(getattr(records, name)), name
+    assert get_args(exports.EntityKind) == get_args(records.EntityKind)

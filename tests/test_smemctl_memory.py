@@ -369,3 +369,20 @@ def test_undo_and_redo_an_ingest_by_the_id_it_printed(
     assert len(as_json(daemon, capsys, "list", "-n", "undone")["memories"]) == 2
     code, out, err = smemctl(daemon, capsys, "undo", "ing_unknown", "-n", "undone")
     assert (code, out) == (1, "") and "404" in err
+
+
+def test_rederive_shows_its_diff_and_applies(
+    daemon: DaemonProcess, capsys: pytest.CaptureFixture[str]
+) -> None:
+    remembered(daemon, capsys, "again", "Omar teaches chemistry in Cairo.")
+    code, out, err = smemctl(daemon, capsys, "rederive", "-n", "again", "--wait")
+    assert code == 0, err
+    rows = dict(line.split("  ", 1) for line in out.splitlines() if "  " in line)
+    assert rows["state"].strip() == "ready" and rows["documents"].strip() == "1"
+    assert rows["added"].strip() == "0" and rows["gone"].strip() == "0"
+    code, out, err = smemctl(daemon, capsys, "rederive", "-n", "again", "--apply")
+    assert code == 0 and "applied" in out, err
+    memories = as_json(daemon, capsys, "list", "-n", "again")["memories"]
+    assert [m["memory"] for m in memories] == ["Omar teaches chemistry in Cairo."]
+    code, out, err = smemctl(daemon, capsys, "rederive", "-n", "again", "--discard")
+    assert (code, out) == (1, "") and "404" in err

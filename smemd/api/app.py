@@ -34,6 +34,7 @@ from smemd.api.memory import (
     organization,
     overview,
     recall,
+    rederive,
     retraction,
     review,
 )
@@ -50,6 +51,7 @@ ROUTES: list[Route] = [
     *files.ROUTES,
     *exports.ROUTES,
     *imports.ROUTES,
+    *rederive.ROUTES,
     *recall.ROUTES,
     *memories.ROUTES,
     *retraction.ROUTES,

@@ -23,6 +23,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -30,7 +31,6 @@ import msgspec
 
 from smemd import __version__
 from smemd.durable import sync_directory, synced_digest
-from smemd.engine.exporting import Exports
 from smemd.errors import BadRequest, Conflict, SmemError, StorageFull
 from smemd.paths import INDEX_DIR_NAME
 from smemd.protocol.backups import (
@@ -53,15 +53,17 @@ PARTIAL_NOTE = "backup.partial"  # in the state dir: the partial directory being
 CONFIG_FILE = "config.toml"
 EXPORTS_DIR = "exports"  # a PostgreSQL store's backup: one export per namespace
 PAGE = 500
+ExportLines = Callable[[str], AsyncIterator[bytes]]
 
 
 class Backups:
     """The backups of one daemon's store and state dir (the engine owns one)."""
 
-    def __init__(self, store: Store, state_dir: Path, exports: Exports) -> None:
+    def __init__(self, store: Store, state_dir: Path, export: ExportLines) -> None:
+        """`export` gives a namespace's export lines (smemd.engine.exporting)."""
         self.store = store
         self.state_dir = state_dir
-        self.exports = exports
+        self.export = export
 
     async def write(self, config_text: str, destination: Path) -> BackupReply:
         """Back the store up into `destination`, a directory not there yet (or empty), with
@@ -105,7 +107,7 @@ class Backups:
                 with await asyncio.to_thread(
                     gzip.open, into / f"{namespace.name}.jsonl.gz", "wb"
                 ) as out:
-                    async for block in self.exports.lines(namespace.name):
+                    async for block in self.export(namespace.name):
                         await asyncio.to_thread(out.write, block)
                         last = block
                 counts = msgspec.json.decode(

@@ -29,6 +29,7 @@ from smemd.engine.peers import Peers
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.hybrid import Recall, Reranker
 from smemd.engine.recall.profile import Profiles
+from smemd.engine.rederive import Rederivations
 from smemd.engine.retraction import Retractions
 from smemd.engine.review import Review
 from smemd.engine.undo import Undos
@@ -107,8 +108,9 @@ class Engine:
         self.entities = EntityProfiles(self.store)
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
+        self.rederivations = Rederivations(self.store, self.indexes, self.documents)
         self.exports = Exports(self.store)
-        self.backups = Backups(self.store, state_dir, self.exports)
+        self.backups = Backups(self.store, state_dir, self.exports.lines)
         self.imports = Imports(
             self.store, self.indexes, background or embedder, self.worker, state_dir / "imports"
         )

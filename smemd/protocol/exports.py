@@ -16,15 +16,16 @@ from typing import Annotated, Any, Literal
 
 import msgspec
 
-from smemd.store.records import (
-    EntityKind,
-    JudgeKind,
-    LabelKind,
-    MemoryType,
-    Phase,
-    RelationKind,
-    TypedBy,
-)
+from smemd.protocol.calibration import JudgeKind, MemoryType
+from smemd.protocol.entities import EntityKindName as EntityKind
+
+# As the store names them (smemd.store.records; tests/test_export.py holds the two the same).
+RelationKind = Literal["updates", "extends", "derives", "contradicts"]
+TypedBy = Literal["extraction", "judge", "label"]
+LabelKind = Literal["type", "judgement", "contradiction"]
+Phase = Literal[
+    "queued", "fetching", "chunking", "embedding", "extracting", "reconciling", "done", "failed"
+]
 
 EXPORT_FORMAT: Literal["smem-export"] = "smem-export"
 EXPORT_VERSION = 1  # an import refuses an export of a later version

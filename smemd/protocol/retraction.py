@@ -37,3 +37,17 @@ class IngestUndone(Reply):
     withdrawn: list[str]
     reinstated: list[str]
     unlinked: list[str]
+
+
+class Rederived(Reply):
+    """A re-derivation of a namespace's memory from its documents, in its shadow namespace:
+    `running` while the shadow's documents are being ingested; then what would change."""
+
+    namespace: str
+    shadow: str
+    state: Literal["running", "ready", "applied", "discarded"]
+    documents: int  # the documents read again (retracted ones are left out)
+    pending: int  # of them, not yet ingested
+    counts: dict[str, int]  # added, gone, retyped, rechained, relationsGained, relationsLost
+    examples: dict[str, list[str]]  # a few of each, as memory texts (a relation: "a -kind-> b")
+    not_carried: list[str]  # what an apply loses: labels and memories not read from a document

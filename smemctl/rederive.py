@@ -1,0 +1,69 @@
+"""`rederive [-n NS] [--wait] [--apply | --discard]`: re-derive a namespace's memory from its
+documents into its shadow (smemd.engine.rederive) and show what would change; `--apply` swaps
+it in, `--discard` drops it. Without either, a re-derivation is started unless one exists, and
+its progress or its diff is shown (`--wait`: once it is ready)."""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import TextIO
+
+from smemctl.client import CallFailed, Client
+from smemctl.common import echo, namespace_argument, namespace_path
+from smemctl.table import pairs
+from smemd.protocol.retraction import Rederived
+
+POLL_S = 0.5
+
+
+def rederive_arguments(parser: argparse.ArgumentParser) -> None:
+    namespace_argument(parser)
+    what = parser.add_mutually_exclusive_group()
+    what.add_argument("--apply", action="store_true", help="swap the re-derived memory in")
+    what.add_argument("--discard", action="store_true", help="drop the re-derivation")
+    parser.add_argument(
+        "--wait", action="store_true", help="wait until the shadow is ingested, then show the diff"
+    )
+    # Its own dest: smemctl's --timeout, before the command, is for each reply.
+    parser.add_argument(
+        "--timeout", dest="wait_timeout", type=float, default=3600.0, metavar="S",
+        help="how long --wait waits (default an hour)",
+    )  # fmt: skip
+
+
+def rederive(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    path = namespace_path(args) + "/rederive"
+    if args.apply or args.discard:
+        method, where = ("POST", path + "/apply") if args.apply else ("DELETE", path)
+        done, raw = client.send(method, where, None, Rederived)
+    else:
+        try:
+            done, raw = client.get(path, Rederived)
+        except CallFailed as err:
+            if "error 404" not in str(err) or "no re-derivation" not in str(err):
+                raise
+            done, raw = client.post(path, None, Rederived)
+        until = time.monotonic() + args.wait_timeout
+        while args.wait and done.state == "running":
+            if time.monotonic() > until:
+                raise CallFailed(f"still re-deriving after {args.wait_timeout:g} s")
+            time.sleep(POLL_S)
+            done, raw = client.get(path, Rederived)
+    if args.json:
+        echo(raw, out)
+        return
+    rows: list[tuple[str, object]] = [
+        ("namespace", done.namespace), ("shadow", done.shadow), ("state", done.state),
+        ("documents", done.documents), ("pending", done.pending),
+    ]  # fmt: skip
+    rows += list(done.counts.items())
+    print(pairs(rows), file=out)
+    for kind, examples in done.examples.items():
+        print(f"\n{kind}:", file=out)
+        for example in examples:
+            print(f"  {example}", file=out)
+    if done.not_carried:
+        print("\nnot carried over:", file=out)
+        for item in done.not_carried:
+            print(f"  {item}", file=out)

@@ -1,0 +1,177 @@
+"""Re-deriving a namespace's memory from its evidence: every document it holds (but the
+retracted) is added again, in date order, to a shadow namespace (`NS:rederive`), where today's
+rules read it afresh — extraction and reconciliation, as for any add. Meanwhile the namespace
+serves as it was. The diff then says what would change: memories added and gone, a memory whose
+type or version chain differs, relations gained and lost, as counts and a few examples (memories
+are matched by their text). `apply` swaps the shadow in, in one transaction (the supporting
+context and buckets stay; documents get new ids, their custom ids kept) — refused if a
+document was added or changed after the re-derivation began — and lists what it cannot carry
+over: a person's labels on the old memories, and memories added without a document (a memory
+edited by hand shows in the diff as gone). `discard` drops the shadow.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from smemd.engine.ids import now
+from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.ingest.documents import Documents, NewDocument
+from smemd.errors import BadRequest, Conflict, NotFound
+from smemd.protocol.retraction import Rederived
+from smemd.store.protocol import Reader, Store
+
+SUFFIX = ":rederive"
+EXAMPLES = 5
+KINDS = ("added", "gone", "retyped", "rechained", "relationsGained", "relationsLost")
+
+
+def shadow_of(namespace: str) -> str:
+    if len(namespace) + len(SUFFIX) > 100:
+        raise BadRequest("namespace too long", f"{namespace!r}: its shadow's name would pass 100")
+    return namespace + SUFFIX
+
+
+class Rederivations:
+    def __init__(self, store: Store, indexes: Indexes, documents: Documents) -> None:
+        self.store = store
+        self.indexes = indexes
+        self.documents = documents
+
+    async def start(self, namespace: str) -> Rederived:
+        shadow = shadow_of(namespace)
+        async with self.store.scan(namespace) as reader:
+            if await reader.namespace(namespace) is None:
+                raise NotFound("namespace not found", f"no namespace {namespace!r}")
+            if await reader.namespace(shadow) is not None:
+                raise Conflict("a re-derivation exists", f"{shadow!r}: apply or discard it first")
+            dated = []
+            async for rows in reader.export_rows(
+                namespace, "document", ["id", "content_date", "created_at"]
+            ):
+                dated += [(r["content_date"] or r["created_at"], r["id"]) for r in rows]
+        async with self.store.write() as writer:
+            await writer.ensure_namespace(shadow, now())
+        for _, doc_id in sorted(dated):
+            async with self.store.read() as reader:
+                doc = await reader.document_by_id(doc_id)
+                retracted = await reader.active_retraction(doc_id) is not None
+            if doc is None or retracted:
+                continue
+            await self.documents.add(shadow, NewDocument(
+                content=doc.content, caller_id=doc.caller_id, metadata=doc.metadata,
+                date=doc.content_date, task_type="superrag" if doc.task_type == "superrag" else "memory",
+                type=doc.type, title=doc.title,
+            ))  # fmt: skip
+        return await self.diff(namespace)
+
+    async def diff(self, namespace: str) -> Rederived:
+        shadow = shadow_of(namespace)
+        async with self.store.scan(shadow) as reader:
+            if await reader.namespace(shadow) is None:
+                raise NotFound("no re-derivation", f"start one: POST /ns/{namespace}/rederive")
+            documents, pending = (
+                await reader.document_count(shadow),
+                await reader.open_job_count(shadow),
+            )
+        done = Rederived(
+            namespace=namespace, shadow=shadow, state="running" if pending else "ready",
+            documents=documents, pending=pending, counts={}, examples={}, not_carried=[],
+        )  # fmt: skip
+        if pending:
+            return done
+        async with self.store.scan(namespace) as reader:
+            old, old_links, lost = await _memory(reader, namespace)
+        async with self.store.scan(shadow) as reader:
+            new, new_links, _ = await _memory(reader, shadow)
+        found = {
+            "added": sorted(new.keys() - old.keys()),
+            "gone": sorted(old.keys() - new.keys()),
+            "retyped": sorted(t for t in old.keys() & new.keys() if old[t][0] != new[t][0]),
+            "rechained": sorted(t for t in old.keys() & new.keys() if old[t][1] != new[t][1]),
+            "relationsGained": sorted(new_links - old_links),
+            "relationsLost": sorted(old_links - new_links),
+        }
+        done.counts = {kind: len(found[kind]) for kind in KINDS}
+        done.examples = {kind: found[kind][:EXAMPLES] for kind in KINDS if found[kind]}
+        done.not_carried = lost
+        return done
+
+    async def apply(self, namespace: str) -> Rederived:
+        done = await self.diff(namespace)
+        if done.state == "running":
+            raise Conflict("still re-deriving", f"{done.pending} documents are not done yet")
+        t = now()
+        async with self.indexes.writing() as (writer, changes):
+            began = await writer.namespace(done.shadow)
+            if began is not None and await _changed_since(writer, namespace, began.created_at):
+                raise Conflict(
+                    "the namespace changed meanwhile",
+                    f"{namespace!r} was written since the re-derivation began, and the shadow"
+                    " lacks that: discard it and start again",
+                )
+            kept = await writer.namespace(namespace)
+            buckets = await writer.buckets(namespace)
+            await writer.remove_namespace(namespace)
+            await writer.ensure_namespace(namespace, t)
+            if kept is not None:
+                await writer.set_supporting_context(namespace, kept.supporting_context, t)
+            await writer.put_buckets(namespace, buckets, t)
+            await writer.move_namespace(done.shadow, namespace)
+            changes.drop(namespace)
+            changes.drop(done.shadow)
+        done.state = "applied"
+        return done
+
+    async def discard(self, namespace: str) -> Rederived:
+        done = await self.diff(namespace)
+        async with self.indexes.writing() as (writer, changes):
+            await writer.remove_namespace(done.shadow)
+            changes.drop(done.shadow)
+        done.state = "discarded"
+        return done
+
+
+async def _memory(
+    reader: Reader, namespace: str
+) -> tuple[dict[str, tuple[str, int]], set[str], list[str]]:
+    """The namespace's live memories by text (type, versions in the chain), its relations as
+    text, and what an apply would not carry over: a person's labels, and live memories no
+    document holds (added by hand). A memory edited by hand shows in the diff as gone: the
+    documents say otherwise."""
+    live: dict[str, tuple[str, int]] = {}
+    texts: dict[str, str] = {}
+    by_hand: list[str] = []
+    columns = ["id", "text", "type", "version", "is_latest", "forgotten_at", "document_id"]
+    async for rows in reader.export_rows(namespace, "memory", columns):
+        for row in rows:
+            texts[row["id"]] = row["text"]
+            if row["is_latest"] and row["forgotten_at"] is None:
+                live[row["text"]] = (row["type"], row["version"])
+                if row["document_id"] is None:
+                    by_hand.append(f"memory added by hand: {row['text'][:80]}")
+    links: set[str] = set()
+    async for rows in reader.export_rows(namespace, "relation", ["from_id", "to_id", "kind"]):
+        links |= {_link(texts, r["from_id"], r["to_id"], r["kind"]) for r in rows}
+    labels = [
+        f"label {label['kind']} {label['value']} on {texts.get(label['subject_id'], label['subject_id'])[:80]}"
+        for label in await reader.export_labels(namespace)
+    ]
+    return live, links, _few(labels + by_hand)
+
+
+async def _changed_since(reader: Reader, namespace: str, since: float) -> bool:
+    """A document added or changed (a new content, a retraction's status) after `since`."""
+    async for rows in reader.export_rows(namespace, "document", ["updated_at"]):
+        if any(row["updated_at"] > since for row in rows):
+            return True
+    return False
+
+
+def _link(texts: dict[str, str], a: str, b: str, kind: str) -> str:
+    return f"{texts.get(a, a)[:60]} -{kind}-> {texts.get(b, b)[:60]}"
+
+
+def _few(items: Iterable[str]) -> list[str]:
+    listed = list(items)
+    return listed[:20] + ([f"… and {len(listed) - 20} more"] if len(listed) > 20 else [])
