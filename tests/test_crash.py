@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import threading
 import time
 from pathlib import Path
 
@@ -74,3 +77,54 @@ def test_kill_9_twice_mid_ingest_then_everything_done_exactly_once(short_dir: Pa
     assert docs["pagination"]["totalItems"] == DOCUMENTS
     assert {d["system"]["status"] for d in docs["documents"]} == {"done"}
     daemon.stop()
+
+
+def test_kill_9_mid_import_leaves_the_namespace_as_it_was_and_no_scratch(
+    short_dir: Path, tmp_path: Path
+) -> None:
+    from smemd.protocol.exports import Header, MemoryRecord, NamespaceRecord, Trailer
+
+    count = 3000  # seconds of embedding: the kill lands while the file is being checked
+    memories = [
+        MemoryRecord(
+            id=f"mem_crash_{i}", text=f"Note {i}: the ferry leaves at {i % 24} o'clock.",
+            type="fact", version=1, is_latest=True, root_id=f"mem_crash_{i}", parent_id=None,
+            document_id=None, chunk_id=None, created_at=1.0e9 + i, updated_at=1.0e9 + i,
+            event_at=None, valid_from=None, valid_until=None, superseded_at=None,
+            forgotten_at=None, forget_reason=None, expires_at=None, is_static=False,
+            is_inference=False, metadata={}, typed_by=None, entities=[], linked_at=None,
+            inferred_at=None, retraction_id=None,
+        )
+        for i in range(count)
+    ]  # fmt: skip
+    records = [
+        Header(format="smem-export", version=1, smem_version="0", exported_at="x", namespace=NS),
+        NamespaceRecord(supporting_context="", created_at=1.0e9, updated_at=1.0e9, created_by=None),
+        *memories,
+        Trailer(records={"namespace": 1, "memory": count}),
+    ]
+    export = tmp_path / "big.jsonl"
+    export.write_bytes(b"".join(msgspec.json.encode(r) + b"\n" for r in records))
+    daemon = DaemonProcess(short_dir).start()
+    scratch = short_dir / "imports"
+    sending = threading.Thread(target=_send_quietly, args=(daemon, export), daemon=True)
+    sending.start()
+    deadline = time.monotonic() + 60
+    while not any(p.stat().st_size for p in scratch.glob(".import-*/vectors")):
+        assert time.monotonic() < deadline, "the import never began to embed"
+        time.sleep(0.02)
+    daemon.kill()  # SIGKILL mid-import: no shutdown code runs
+    daemon.addr_file.unlink()
+    daemon.start()
+    client = Client(daemon.socket)
+    status = json.loads(client.call("GET", "/ns?limit=100"))
+    assert NS not in {n["name"] for n in status["namespaces"]}
+    assert not scratch.exists() or not list(scratch.iterdir())  # the killed import left nothing
+    daemon.stop()
+
+
+def _send_quietly(daemon: DaemonProcess, export: Path) -> None:
+    with export.open("rb") as body, contextlib.suppress(Exception):  # cut by the kill
+        Client(daemon.socket, timeout=120).upload(
+            f"/ns/{NS}/import", body, "application/x-ndjson", export.stat().st_size
+        )

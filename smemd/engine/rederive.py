@@ -4,14 +4,16 @@ rules read it afresh — extraction and reconciliation, as for any add. Meanwhil
 serves as it was. The diff then says what would change: memories added and gone, a memory whose
 type or version chain differs, relations gained and lost, as counts and a few examples (memories
 are matched by their text). `apply` swaps the shadow in, in one transaction (the supporting
-context and buckets stay; documents get new ids, their custom ids kept) — refused if a
-document was added or changed after the re-derivation began — and lists what it cannot carry
+context and buckets stay; documents get new ids, their custom ids kept) — refused unless the
+shadow holds exactly the namespace's documents (one added or changed since it began, or a
+start cut off by a crash, is refused: discard and start again) — and lists what it cannot carry
 over: a person's labels on the old memories, and memories added without a document (a memory
 edited by hand shows in the diff as gone). `discard` drops the shadow.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 from smemd.engine.ids import now
@@ -103,12 +105,11 @@ class Rederivations:
             raise Conflict("still re-deriving", f"{done.pending} documents are not done yet")
         t = now()
         async with self.indexes.writing() as (writer, changes):
-            began = await writer.namespace(done.shadow)
-            if began is not None and await _changed_since(writer, namespace, began.created_at):
+            if await _evidence(writer, done.shadow) != await _evidence(writer, namespace):
                 raise Conflict(
-                    "the namespace changed meanwhile",
-                    f"{namespace!r} was written since the re-derivation began, and the shadow"
-                    " lacks that: discard it and start again",
+                    "the shadow does not hold the namespace's documents",
+                    f"{namespace!r} was written since the re-derivation began, or it was cut"
+                    " off: discard it and start again",
                 )
             kept = await writer.namespace(namespace)
             buckets = await writer.buckets(namespace)
@@ -160,12 +161,21 @@ async def _memory(
     return live, links, _few(labels + by_hand)
 
 
-async def _changed_since(reader: Reader, namespace: str, since: float) -> bool:
-    """A document added or changed (a new content, a retraction's status) after `since`."""
-    async for rows in reader.export_rows(namespace, "document", ["updated_at"]):
-        if any(row["updated_at"] > since for row in rows):
-            return True
-    return False
+async def _evidence(reader: Reader, namespace: str) -> Counter[str]:
+    """The contents of the namespace's documents but the retracted (a shadow holds exactly
+    those of its namespace, once whole and while the namespace is unchanged)."""
+    retracted: set[str] = set()
+    columns = ["subject_kind", "subject_id", "undone_at"]
+    async for rows in reader.export_rows(namespace, "retraction", columns):
+        retracted |= {
+            r["subject_id"]
+            for r in rows
+            if r["subject_kind"] == "document" and r["undone_at"] is None
+        }
+    held: Counter[str] = Counter()
+    async for rows in reader.export_rows(namespace, "document", ["id", "content_hash"]):
+        held.update(r["content_hash"] for r in rows if r["id"] not in retracted)
+    return held
 
 
 def _link(texts: dict[str, str], a: str, b: str, kind: str) -> str:
