@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable
+from typing import Any
 
 from smemd.engine.ids import now
 from smemd.engine.index.per_namespace import Indexes
@@ -51,7 +52,7 @@ class Rederivations:
             async for rows in reader.export_rows(
                 namespace, "document", ["id", "content_date", "created_at"]
             ):
-                dated += [(r["content_date"] or r["created_at"], r["id"]) for r in rows]
+                dated += [(_date(r), r["id"]) for r in rows]
         async with self.store.write() as writer:
             await writer.ensure_namespace(shadow, now())
         for _, doc_id in sorted(dated):
@@ -176,6 +177,12 @@ async def _evidence(reader: Reader, namespace: str) -> Counter[str]:
     async for rows in reader.export_rows(namespace, "document", ["id", "content_hash"]):
         held.update(r["content_hash"] for r in rows if r["id"] not in retracted)
     return held
+
+
+def _date(document: dict[str, Any]) -> float:
+    """When a document was said (its content date), else when it came."""
+    given = document["content_date"]
+    return float(given if given is not None else document["created_at"])
 
 
 def _link(texts: dict[str, str], a: str, b: str, kind: str) -> str:
