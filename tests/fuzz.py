@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import random
 import shutil
 import subprocess
@@ -28,6 +29,8 @@ import msgspec
 from smemctl.client import Client
 from tests import postgres
 from tests.daemon_process import DaemonProcess
+
+REPO = Path(__file__).resolve().parent.parent
 
 TOKEN = "fuzz-admin-token-0001"
 CHECKS = "not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance"
@@ -84,7 +87,10 @@ def fuzz(examples: int, seed: int, store: str) -> int:
         ]  # fmt: skip
         print(f"fuzz: seed {seed}", flush=True)
         # In the state dir: schemathesis keeps a cache of its own in the working directory.
-        code = subprocess.run(command, check=False, cwd=state_dir).returncode
+        hooks = {"SCHEMATHESIS_HOOKS": "tests.fuzz_hooks", "PYTHONPATH": str(REPO)}
+        code = subprocess.run(
+            command, check=False, cwd=state_dir, env={**os.environ, **hooks}
+        ).returncode
     finally:
         daemon.stop(timeout=30)
     log = daemon.log()
