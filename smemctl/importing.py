@@ -1,6 +1,8 @@
-"""`import FILE [-n NS] [--from mem0|texts]`: an export (smemd.protocol.exports) put back into an empty namespace
-through `POST /ns/{ns}/import`, the file streamed as it is (gzip'd or not; `-` is stdin). The
-namespace is the one `-n`/`--as` names, or else the one the export's header names.
+"""`import FILE [-n NS] [--merge skip|replace] [--from mem0|texts]`: an export
+(smemd.protocol.exports) put back into an empty namespace through `POST /ns/{ns}/import`, the file
+streamed as it is (gzip'd or not; `-` is stdin). The namespace is the one `-n`/`--as` names, or
+else the one the export's header names; `--merge` imports into one with data, saying what a
+record whose id it holds does.
 
 smemd checks the whole file before it writes anything: a bad line is an error naming the line
 (exit 1) and the namespace is left as it was. `--from` reads memories kept elsewhere instead
@@ -40,6 +42,11 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
         " elsewhere)",
     )  # fmt: skip
     parser.add_argument(
+        "--merge", choices=("skip", "replace"), default=None,
+        help="into a namespace with data: a record whose id it holds is skipped, or replaces"
+        " the one it holds (an smem export only)",
+    )  # fmt: skip
+    parser.add_argument(
         "--from", dest="source", choices=foreign.FORMATS, default=None,
         help="not an smem export: Mem0's get_all JSON, or JSON Lines of texts; each becomes a"
         " document, read afresh",
@@ -49,6 +56,8 @@ def import_arguments(parser: argparse.ArgumentParser) -> None:
 
 def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     if args.source is not None:
+        if args.merge:
+            raise CallFailed("--merge is for an smem export: --from adds documents, as any add")
         _import_foreign(client, args, out)
         return
     waiting = Client(
@@ -66,8 +75,9 @@ def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None
             size = os.fstat(source.fileno()).st_size
         first = source.peek(1 << 16) if isinstance(source, io.BufferedReader) else b""
         namespace = args.ns or _named(first)
+        query = f"?merge={args.merge}" if args.merge else ""
         raw = waiting.upload(
-            f"/ns/{segment(namespace)}/import", source, "application/x-ndjson", size
+            f"/ns/{segment(namespace)}/import{query}", source, "application/x-ndjson", size
         )
     imported = msgspec.json.decode(raw, type=Imported)
     if args.json:
@@ -77,6 +87,8 @@ def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None
     rows += [("records", sum(imported.records.values()))]
     # By kind; the namespace record, always one, is the first row.
     rows += [(k, n) for k, n in imported.records.items() if n and k != "namespace"]
+    if imported.merge:
+        rows.append((f"held ({imported.merge})", sum(imported.held.values())))
     if imported.requeued:
         rows.append(("queued again", imported.requeued))
     if imported.ingest_id:

@@ -172,6 +172,94 @@ async def test_an_import_under_another_name_gzipd_and_into_a_namespace_with_data
     assert status == 404  # nothing was made
 
 
+async def exported(running: Running, ns: str) -> bytes:
+    async with running.unix.get(f"http://smemd/ns/{ns}/export") as response:
+        assert response.status == 200
+        return await response.read()
+
+
+async def merge_into(
+    running: Running, body: bytes, rule: str, ns: str = "people"
+) -> tuple[int, Any]:
+    url = IMPORT.format(ns=ns) + f"?merge={rule}"
+    async with running.unix.post(url, data=body, headers=NDJSON) as response:
+        return response.status, await response.json()
+
+
+async def test_a_newer_export_merged_by_replace_brings_the_namespace_up_to_it(
+    running: Running, other: Running
+) -> None:
+    await add(running, "Alex lives in Seattle.", id="a")
+    await settle(running)
+    _, older, _ = await export(running)
+    assert (await post_import(other, older))[0] == 200
+    await add(running, "Alex moved to Portland.", id="b")
+    await add(running, "Sam owns a red kite.", id="c")
+    await settle(running)
+    _, newer, _ = await export(running)
+    # Without a rule the namespace must be empty; with `skip` the chain the file carried on
+    # would have two latest versions (the namespace's and the file's): refused, whole.
+    assert_error(*(await post_import(other, newer)), 409)
+    status, reply = await merge_into(other, newer, "skip")
+    assert_error(status, reply, 409)
+    assert "two latest versions" in reply["details"] or "2 latest versions" in reply["details"]
+    assert records((await export(other))[1])[1:] == records(older)[1:]  # nothing written
+    status, reply = await merge_into(other, newer, "replace")
+    assert status == 200, reply
+    assert reply["merge"] == "replace" and reply["held"]["document"] == 1, reply
+    assert records((await export(other))[1])[1:] == records(newer)[1:]
+    await same_answers(running, other)
+    # The same file once more, either way: everything is held, nothing changes (but when the
+    # namespace was last written).
+    for rule in ("skip", "replace"):
+        status, reply = await merge_into(other, newer, rule)
+        assert status == 200, reply
+        assert reply["held"]["memory"] == reply["records"]["memory"], reply
+        assert records((await export(other))[1])[2:] == records(newer)[2:]
+
+
+async def test_a_merge_of_another_namespace_shares_its_entities_and_refuses_a_clash(
+    running: Running, other: Running
+) -> None:
+    await add(running, "Alex lives in Seattle.", id="a")
+    await settle(running)
+    status, _, _ = await call(
+        other.unix, "POST", "http://smemd/ns/people/document",
+        json={"content": "Alex plays the cello on Sundays.", "id": "x"},
+    )  # fmt: skip
+    assert status == 200
+    await settle(other)
+    _, body, _ = await export(running)
+    # A custom id another document of the namespace holds: refused naming the line.
+    status, _, _ = await call(
+        other.unix, "POST", "http://smemd/ns/clash/document",
+        json={"content": "Alex sings in a choir.", "id": "a"},
+    )  # fmt: skip
+    assert status == 200
+    await settle(other)
+    before = await exported(other, "clash")
+    status, reply = await merge_into(other, body, "replace", ns="clash")
+    assert_error(status, reply, 409)
+    line = [msgspec.json.decode(x)["record"] for x in _lines(body)].index("document") + 1
+    assert f"line {line}: $.callerId" in reply["details"], reply
+    assert records(await exported(other, "clash"))[1:] == records(before)[1:]
+    status, reply = await merge_into(other, body, "skip")
+    assert status == 200, reply
+    status, listed, _ = await call(other.unix, "GET", f"{NS}/entities")
+    assert status == 200, listed
+    alex = [e for e in listed["entities"] if e["name"] == "Alex"]
+    assert len(alex) == 1 and alex[0]["memories"] == 2, listed  # the file's Alex is the one held
+    assert {m for m in (await answers(other, "Alex"))["texts"] if m} >= {
+        "Alex lives in Seattle.", "Alex plays the cello on Sundays."
+    }  # fmt: skip
+    # An id another namespace of the store holds: refused, as without a rule.
+    status, reply = await merge_into(running, body, "skip", ns="elsewhere")
+    assert_error(status, reply, 409)
+    assert "ids taken" in reply["error"] or "already" in reply["details"], reply
+    # Not a rule: 400.
+    assert_error(*(await merge_into(other, body, "union")), 400)
+
+
 def _lines(body: bytes) -> list[bytes]:
     return body.rstrip(b"\n").split(b"\n")
 
@@ -466,3 +554,12 @@ async def test_any_history_exported_imported_and_exported_again_is_the_same(
     status, again, _ = await call(running.unix, "GET", f"http://smemd/ns/{namespace}/export")
     assert status == 200
     assert records(again.encode())[1:] == history[1:]
+    # Merged into itself again, by either rule: every record is held, and nothing changes but
+    # when the namespace was last written.
+    rule = data.draw(st.sampled_from(["skip", "replace"]))
+    status, reply = await merge_into(running, body, rule, ns=namespace)
+    assert status == 200, reply
+    identified = ("document", "chunk", "memory", "judgement", "retraction", "aliasDecision")
+    assert all(reply["held"].get(k, 0) == reply["records"].get(k, 0) for k in identified), reply
+    status, merged, _ = await call(running.unix, "GET", f"http://smemd/ns/{namespace}/export")
+    assert records(merged.encode())[2:] == history[2:]

@@ -300,6 +300,13 @@ def test_import_puts_an_export_back_and_a_bad_file_changes_nothing(
     assert rows["namespace"].strip() == "imported" and rows["memory"].strip() == "1"
     memories = as_json(daemon, capsys, "list", "-n", "imported")["memories"]
     assert [m["memory"] for m in memories] == ["Ana grows tomatoes on the balcony."]
+    # Merged into the namespace it came from: every record held, each skipped.
+    code, out, err = smemctl(daemon, capsys, "import", "--merge", "skip", str(packed))
+    assert code == 0, err
+    rows = dict(line.split("  ", 1) for line in out.splitlines())
+    assert int(rows["held (skip)"]) >= 3, out  # its document, chunk and memory at least
+    code, _, err = smemctl(daemon, capsys, "import", "--merge", "skip", "--from", "texts", str(cut))
+    assert code == 1 and "--merge is for an smem export" in err
     code, _, err = smemctl(daemon, capsys, "import", str(tmp_path / "none.jsonl"))
     assert code == 1 and "cannot read" in err
 

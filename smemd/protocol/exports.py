@@ -23,6 +23,9 @@ from smemd.protocol.entities import EntityKindName as EntityKind
 RelationKind = Literal["updates", "extends", "derives", "contradicts"]
 TypedBy = Literal["extraction", "judge", "label"]
 LabelKind = Literal["type", "judgement", "contradiction"]
+# How an import into a namespace with data treats a record whose id (or key) the namespace holds:
+# `skip` it (the namespace's stays) or `replace` the namespace's with it.
+MergeRule = Literal["skip", "replace"]
 Phase = Literal[
     "queued", "fetching", "chunking", "embedding", "extracting", "reconciling", "done", "failed"
 ]
@@ -205,6 +208,12 @@ class Trailer(ExportRecord, tag="end"):
     records: dict[str, int]
 
 
+class ImportQuery(msgspec.Struct, kw_only=True, rename="camel"):
+    """`POST /ns/{ns}/import?merge=…`: without it the namespace must hold nothing."""
+
+    merge: MergeRule | None = None
+
+
 class Imported(msgspec.Struct, kw_only=True, rename="camel"):
     """What `POST /ns/{ns}/import` put back."""
 
@@ -212,6 +221,9 @@ class Imported(msgspec.Struct, kw_only=True, rename="camel"):
     records: dict[str, int]  # by kind
     requeued: int  # documents queued again: they were being ingested when exported
     ingest_id: str | None  # what `undo` takes back: the documents imported (None outside a request)
+    merge: MergeRule | None = None
+    # Records whose id or key the namespace held already, by kind: skipped or replaced (merge).
+    held: dict[str, int] = msgspec.field(default_factory=dict)
 
 
 # In the order they are written: each after what it names.

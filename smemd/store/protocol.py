@@ -25,6 +25,7 @@ from smemd.store.queries import (
     DocumentSelection,
     Listing,
     MemorySelection,
+    OnKey,
     ProfilePick,
     Visibility,
 )
@@ -384,15 +385,20 @@ class ImportReading(Protocol):
     """What an import must find before it writes (smemd.store.sql.importing)."""
 
     async def holds_data(self, namespace: str) -> bool: ...
-    async def taken_ids(self, kind: str, ids: Sequence[str]) -> list[str]: ...
+    async def taken_ids(self, kind: str, ids: Sequence[str]) -> dict[str, str]: ...
+    async def held_names(
+        self, namespace: str, kind: str, names: Sequence[str]
+    ) -> dict[str, str]: ...
+    async def split_chains(self, namespace: str) -> list[tuple[str, list[str]]]: ...
 
 
 class ImportWriting(Protocol):
     """A namespace's rows put back from an export (smemd.store.sql.importing)."""
 
     async def import_rows(
-        self, namespace: str, kind: str, rows: Sequence[dict[str, Any]]
+        self, namespace: str, kind: str, rows: Sequence[dict[str, Any]], on_key: OnKey = "insert"
     ) -> None: ...
+    async def rename_merged_into(self, namespace: str, renamed: dict[str, str]) -> None: ...
 
 
 class Reader(

@@ -81,3 +81,8 @@ class ProfilePick(msgspec.Struct, frozen=True):
     filter: Filter | None = None
     type: MemoryType | None = None
     changed_since: float | None = None
+
+
+# What an imported row does to a key the namespace holds (smemd.store.sql.importing): `insert`
+# (none is held: the engine made sure), `skip` the row, or `replace` the held row with it.
+OnKey = Literal["insert", "skip", "replace"]

@@ -361,3 +361,9 @@ def pair_subject(a: str, b: str) -> str:
     """The label subject of a pair of memories, whichever way it is named."""
     low, high = sorted((a, b))
     return f"{low}|{high}"
+
+
+def entity_key(name: str) -> str:
+    """What makes two entity names one in a namespace: the same name in any ASCII case, as the
+    store's lower() compares them (both backends fold ASCII alone)."""
+    return "".join(c.lower() if c.isascii() else c for c in name)

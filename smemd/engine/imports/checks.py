@@ -36,6 +36,7 @@ from smemd.protocol.exports import (
     Trailer,
     record_name,
 )
+from smemd.store.records import entity_key
 
 _decode = msgspec.json.Decoder(AnyRecord).decode
 RANK = {record: rank for rank, record in enumerate(RECORD_TYPES)}
@@ -179,8 +180,7 @@ class ImportCheck:
         elif isinstance(record, EntityRecord):
             self._unique("entity", record.id, "$.id")
             # The store keeps one entity per name in any ASCII case, as its lower() compares.
-            folded = "".join(c.lower() if c.isascii() else c for c in record.name)
-            self._unique("entity name", folded, "$.name")
+            self._unique("entity name", entity_key(record.name), "$.name")
             self._later("entity", record.merged_into, "$.mergedInto")
         elif isinstance(record, MentionRecord):
             self._unique("mention", (record.memory_id, record.entity_id), "$")

@@ -25,6 +25,7 @@ import numpy as np
 from smemd.engine.ids import new_id, now
 from smemd.engine.imports.checks import ImportCheck
 from smemd.engine.imports.lines import lines_of
+from smemd.engine.imports.merging import Batch, Merge, refuse_taken
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest import ingest_ids
 from smemd.engine.ingest.chunking import Chunk
@@ -38,9 +39,11 @@ from smemd.protocol.exports import (
     ExportRecord,
     Imported,
     MemoryRecord,
+    MergeRule,
     record_name,
 )
 from smemd.store.protocol import Reader, Store
+from smemd.store.queries import OnKey
 from smemd.store.records import OPEN_PHASES
 from smemd.store.sql.importing import IDENTIFIED
 
@@ -61,24 +64,31 @@ class Imports:
         # What an import cut short by a crash left; this daemon alone uses its state dir.
         shutil.rmtree(spool_dir, ignore_errors=True)
 
-    async def load(self, namespace: str, blocks: AsyncIterable[bytes]) -> Imported:
+    async def load(
+        self, namespace: str, blocks: AsyncIterable[bytes], merge: MergeRule | None = None
+    ) -> Imported:
         """Import the export whose bytes `blocks` are into `namespace`, which must hold nothing
-        (409 otherwise); 400 naming the line for a file that is not a whole, sound export."""
+        (409 otherwise) unless `merge` says what a record whose id it holds does
+        (smemd.engine.imports.merging); 400 naming the line for a file that is not a whole,
+        sound export."""
         async with self.store.read() as reader:  # at once, not after the embedding
-            await _refuse_full(reader, namespace)
+            await _refuse_unmergeable(reader, namespace, merge)
         self.spool_dir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(dir=self.spool_dir, prefix=".import-") as scratch:
             with Spool(Path(scratch), "wb") as spool:
-                check = await self._spool(blocks, spool)
+                check = await self._spool(blocks, spool, namespace if merge else None)
             with Spool(Path(scratch), "rb") as spool:
-                requeued, ingest = await self._write(namespace, spool)
+                requeued, ingest, held = await self._write(namespace, spool, merge)
         if requeued:
             self.worker.wake()
         return Imported(
-            namespace=namespace, records=dict(check.counts), requeued=requeued, ingest_id=ingest
-        )
+            namespace=namespace, records=dict(check.counts), requeued=requeued, ingest_id=ingest,
+            merge=merge, held=held,
+        )  # fmt: skip
 
-    async def _spool(self, blocks: AsyncIterable[bytes], spool: Spool) -> ImportCheck:
+    async def _spool(
+        self, blocks: AsyncIterable[bytes], spool: Spool, merging_into: str | None
+    ) -> ImportCheck:
         check = ImportCheck()
         texts: list[str] = []
         named: dict[str, list[tuple[int, Any]]] = {kind: [] for kind in IDENTIFIED}
@@ -91,7 +101,7 @@ class Imports:
             if kind in named:  # taken ids are found as the file comes (and again at the write)
                 named[kind].append((check.line, record))
                 if len(named[kind]) >= WRITE_BATCH:
-                    await self._refuse_taken(kind, named[kind])
+                    await self._refuse_taken(kind, named[kind], merging_into)
                     named[kind] = []
             if isinstance(record, ChunkRecord):
                 stored = Chunk.stored(record.position, record.heading, record.text)
@@ -103,47 +113,62 @@ class Imports:
                 texts = []
         check.finish()
         for kind, batch in named.items():
-            await self._refuse_taken(kind, batch)
+            await self._refuse_taken(kind, batch, merging_into)
         if texts:
             spool.vectors.write(await self._embedded(texts))
         return check
 
-    async def _refuse_taken(self, kind: str, batch: list[tuple[int, Any]]) -> None:
+    async def _refuse_taken(self, kind: str, batch: Batch, merging_into: str | None) -> None:
         async with self.store.read() as reader:
-            await _refuse_taken(reader, kind, batch)
+            await refuse_taken(reader, kind, batch, merging_into)
 
     async def _embedded(self, texts: list[str]) -> bytes:
         found = await self.embedder.embed(texts, kind="document")
         return np.ascontiguousarray(found, dtype=np.float32).tobytes()
 
-    async def _write(self, namespace: str, spool: Spool) -> tuple[int, str | None]:
-        """Every record into the namespace in one transaction; the documents queued again, and
-        the ingest id its documents came under."""
+    async def _write(
+        self, namespace: str, spool: Spool, rule: MergeRule | None
+    ) -> tuple[int, str | None, dict[str, int]]:
+        """Every record into the namespace in one transaction; the documents queued again, the
+        ingest id its new documents came under, and the records a merge found held, by kind."""
         width = self.embedder.dimension * 4
         t = now()
         ingest = ingest_ids.current()
         reopened: list[DocumentRecord] = []
+        merge = Merge(namespace, rule) if rule else None
         async with self.indexes.writing() as (writer, changes):
-            await _refuse_full(writer, namespace)  # again: written meanwhile?
+            await _refuse_unmergeable(writer, namespace, rule)  # again: written meanwhile?
             await writer.ensure_namespace(namespace, t)
             for kind, batch in _batches(spool.records()):
-                await _refuse_taken(writer, kind, batch)
-                rows = []
-                for _, record in batch:
-                    row = msgspec.structs.asdict(record)
-                    if isinstance(record, ChunkRecord | MemoryRecord):
-                        row["vector"] = spool.vectors.read(width)
-                    if isinstance(record, DocumentRecord):
-                        row["ingest_id"] = ingest  # `undo` takes the whole import back
-                        if record.status in OPEN_PHASES:
-                            reopened.append(record)
-                    rows.append(row)
-                await writer.import_rows(namespace, kind, rows)
+                await refuse_taken(writer, kind, batch, namespace if merge else None)
+                vectors = {
+                    number: spool.vectors.read(width)
+                    for number, record in batch
+                    if isinstance(record, ChunkRecord | MemoryRecord)
+                }
+                runs: list[tuple[Batch, OnKey]] = (
+                    await merge.sort(writer, kind, batch) if merge else [(batch, "insert")]
+                )
+                for run, on_key in runs:
+                    rows = []
+                    for number, record in run:
+                        row = msgspec.structs.asdict(record)
+                        if number in vectors:
+                            row["vector"] = vectors[number]
+                        if isinstance(record, DocumentRecord):
+                            if on_key == "insert":
+                                row["ingest_id"] = ingest  # `undo` takes what came back
+                            if record.status in OPEN_PHASES and on_key != "skip":
+                                reopened.append(record)
+                        rows.append(row)
+                    await writer.import_rows(namespace, kind, rows, on_key)
+            if merge:
+                await merge.finish(writer)
             for doc in reopened:
                 await writer.set_document_status(doc.id, "queued", t)
                 await writer.insert_job(new_id("job"), namespace, doc.id, doc.revision, t)
             changes.drop(namespace)
-        return len(reopened), ingest
+        return len(reopened), ingest, dict(merge.held if merge else {})
 
 
 class Spool:
@@ -187,23 +212,17 @@ def _batches(
         yield kind, batch
 
 
-async def _refuse_full(reader: Reader, namespace: str) -> None:
-    if await reader.holds_data(namespace):
+async def _refuse_unmergeable(reader: Reader, namespace: str, merge: MergeRule | None) -> None:
+    """An import goes into an empty namespace, or merges into one whose documents are done."""
+    if merge is None and await reader.holds_data(namespace):
         raise Conflict(
             "namespace not empty",
-            f"{namespace!r} holds data already; import into a new namespace (-n NS), or delete"
-            " this one first",
+            f"{namespace!r} holds data already; import into a new namespace (-n NS), merge"
+            " into it (?merge=skip|replace: what a record whose id it holds does), or delete"
+            " it first",
         )
-
-
-async def _refuse_taken(reader: Reader, kind: str, batch: list[tuple[int, Any]]) -> None:
-    if kind not in IDENTIFIED or not batch:
-        return
-    taken = set(await reader.taken_ids(kind, [record.id for _, record in batch]))
-    for number, record in batch:
-        if record.id in taken:
-            raise Conflict(
-                "ids taken",
-                f"line {number}: $.id: the store holds a {kind} {record.id!r} already (ids are"
-                " kept on import, so that references and citations hold); nothing was imported",
-            )
+    if merge is not None and await reader.open_job_count(namespace):
+        raise Conflict(
+            "documents being ingested",
+            f"{namespace!r} has documents still being read; merge into it once they are done",
+        )
