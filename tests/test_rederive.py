@@ -4,9 +4,15 @@ is gone; a label is listed as not carried over), apply swaps it in, discard drop
 
 from __future__ import annotations
 
+import json
+import re
+import socket
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
-from tests.conftest import Running
+from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
+from tests.fakes.llama_server import FakeLlamaServer, Reply
 from tests.test_api import assert_error, call
 from tests.test_memory_api import NS, add, settle
 
@@ -94,3 +100,79 @@ async def test_a_rederivation_discarded_leaves_the_namespace_as_it_was(running: 
     assert_error(status, body, 409)
     assert "discard" in body["details"]
     assert_error(*(await call(running.unix, "GET", "http://smemd/ns/nowhere/rederive"))[:2], 404)
+
+
+def model_reads(body: Mapping[str, Any]) -> str | Reply:
+    """A chat model that reads each document as one fact of its own wording."""
+    prompt = body["messages"][-1]["content"]
+    if "json_schema" in body:
+        said = next(
+            (s for s in ("Seattle", "Portland", "tea") if s in prompt.split("<document")[-1]), ""
+        )
+        fact: dict[str, Any] = {
+            "text": f"The model read: {said}",
+            "type": "fact",
+            "eventDate": None,
+            "entities": [],
+        }
+        return json.dumps([fact] if said else [])
+    # The judge, should two facts meet: each is about something else.
+    letter = re.search(r"^([A-Z])\. [^\n]*(something else)", prompt, re.MULTILINE)
+    return Reply(probs={letter.group(1) if letter else "A": 0.9})
+
+
+async def test_a_rederivation_read_by_a_model_it_names(running: Running) -> None:
+    await add(running, "Alex lives in Seattle.", id="a")
+    await settle(running)
+    await add(running, "Alex moved to Portland.", id="b")
+    await settle(running)
+    before = await texts(running)
+    async with FakeLlamaServer(roles=(), chat=model_reads) as model:
+        body = {"llamaUrl": model.url + "/"}
+        status, started, _ = await call(running.unix, "POST", REDERIVE, json=body)
+        assert status == 200, started
+        assert started["model"] == model.url  # as given, without its trailing slash
+        diff = await ready(running)
+        assert diff["model"] == model.url
+        assert set(diff["examples"]["added"]) == {
+            "The model read: Seattle", "The model read: Portland"
+        }  # fmt: skip
+        assert set(diff["examples"]["gone"]) == before
+        assert model.calls["chat"] >= 2
+        status, applied, _ = await call(running.unix, "POST", f"{REDERIVE}/apply")
+        assert status == 200, applied
+    assert {"The model read: Seattle", "The model read: Portland"} >= await texts(running)
+    # What the namespace takes in now is read by the daemon's own rules again.
+    await add(running, "Jo drinks green tea every morning.", id="t")
+    await settle(running)
+    assert "Jo drinks green tea every morning." in await texts(running)
+
+
+async def test_a_model_that_does_not_answer_or_is_not_an_admin_s_is_refused(
+    start_daemon: StartDaemon, short_dir: Path
+) -> None:
+    guarded = await start_daemon(
+        config_with_tokens(short_dir, token_table("writer", "rederive-writer-secret-1", "write"))
+    )
+    await add(guarded, "Alex lives in Seattle.", id="a")
+    await settle(guarded)
+    with socket.socket() as closed:  # a port nothing listens on
+        closed.bind(("127.0.0.1", 0))
+        nowhere = f"http://127.0.0.1:{closed.getsockname()[1]}"
+    for url, named in ((nowhere, "model not reached"), ("ftp://127.0.0.1:1", "$.llamaUrl")):
+        status, body, _ = await call(guarded.unix, "POST", REDERIVE, json={"llamaUrl": url})
+        assert_error(status, body, 400)
+        assert named in body["error"] + body["details"], body
+    status, _, _ = await call(guarded.unix, "GET", REDERIVE)
+    assert status == 404  # nothing was begun
+    async with FakeLlamaServer(roles=(), chat=model_reads) as model:
+        headers = {"Authorization": "Bearer rederive-writer-secret-1"}
+        async with guarded.tcp.post(
+            guarded.url("/ns/people/rederive"), json={"llamaUrl": model.url}, headers=headers
+        ) as response:
+            assert_error(response.status, await response.json(), 403)
+        async with guarded.tcp.post(
+            guarded.url("/ns/people/rederive"), headers=headers
+        ) as response:  # without a model of its own: a writer's to start
+            assert response.status == 200
+        assert model.calls["chat"] == 0

@@ -164,3 +164,42 @@ def test_sigterm_stops_a_daemon_whose_disk_filled_under_the_worker(
     finally:
         daemon.kill()
     assert "Traceback" not in daemon.log(), daemon.log()[-3000:]
+
+
+def test_a_backup_or_an_export_onto_a_full_disk_says_so_and_the_daemon_goes_on(
+    small_disk: Path, short_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from smemctl.cli import main
+
+    daemon = DaemonProcess(short_dir).start(env={"SMEM_DREAMING": "0"})
+    try:
+        client = Client(daemon.socket, timeout=60)
+        batch = [{"content": f"Note {i}: " + "the hive was calm today. " * 40} for i in range(60)]
+        status, _ = call(client, "POST", "/ns/d/document/batch", {"documents": batch})
+        assert status == 200
+        deadline = time.monotonic() + 60
+        while jobs(client) != {"done": 60}:
+            assert time.monotonic() < deadline
+            time.sleep(0.05)
+        fill(small_disk, leave=4 * 1024)  # less than the store or its export takes
+        status, body = call(client, "POST", "/v1/backup", {"to": str(small_disk / "b")})
+        assert status == 507, body
+        assert body["error"] == "no space for the backup", body
+        assert not list(small_disk.glob("b*")), list(small_disk.iterdir())
+        for name in ("e.jsonl", "e.jsonl.gz"):
+            target = small_disk / name
+            code = main(["--socket", str(daemon.socket), "export", "-n", "d", str(target)])
+            err = capsys.readouterr().err
+            assert code == 1 and "No space left on device" in err, err
+            assert "Traceback" not in err
+            assert not target.exists() and not target.with_name(name + ".partial").exists()
+        # The daemon is none the worse: it reads, writes, and backs up where there is room.
+        status, body = call(client, "POST", "/ns/d/search", {"query": "hive"})
+        assert status == 200 and body["results"], body
+        status, _ = call(client, "POST", "/ns/d/document", {"content": "After the full disk."})
+        assert status == 200
+        status, body = call(client, "POST", "/v1/backup", {"to": str(short_dir / "room")})
+        assert status == 200, body
+        assert "Traceback" not in daemon.log()
+    finally:
+        daemon.kill()

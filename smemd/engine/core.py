@@ -108,7 +108,9 @@ class Engine:
         self.entities = EntityProfiles(self.store)
         self.aliases = AliasDecisions(self.store)
         self.namespace_changes = NamespaceChanges(self.store, self.indexes, self.worker)
-        self.rederivations = Rederivations(self.store, self.indexes, self.documents)
+        self.rederivations = Rederivations(
+            self.store, self.indexes, self.documents, self.worker.readers
+        )
         self.exports = Exports(self.store)
         self.backups = Backups(self.store, state_dir, self.exports.lines)
         self.imports = Imports(
@@ -217,6 +219,7 @@ class Engine:
                     "%s did not stop within %.0f s; left behind", task.get_name(), STOP_STEP_S
                 )
         self._tasks = []
+        await self.worker.readers.close()
         try:
             # What a stop cuts short is only a newer save: the last complete one still loads,
             # and the store's rows bring it up to date.

@@ -1,6 +1,7 @@
 """Re-deriving a namespace's memory from its evidence: every document it holds (but the
 retracted) is added again, in date order, to a shadow namespace (`NS:rederive`), where today's
-rules read it afresh — extraction and reconciliation, as for any add. Meanwhile the namespace
+rules read it afresh — extraction and reconciliation, as for any add, by the fleet's model or by
+a llama-server named for the shadow (smemd.engine.ingest.readers). Meanwhile the namespace
 serves as it was. The diff then says what would change: memories added and gone, a memory whose
 type or version chain differs, relations gained and lost, as counts and a few examples (memories
 are matched by their text). `apply` swaps the shadow in, in one transaction (the supporting
@@ -20,7 +21,8 @@ from typing import Any
 from smemd.engine.ids import now
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.ingest.documents import Documents, NewDocument
-from smemd.errors import BadRequest, Conflict, NotFound
+from smemd.engine.ingest.readers import MODEL_SETTING, Readers
+from smemd.errors import BadRequest, Conflict, NotFound, SmemError
 from smemd.protocol.retraction import Rederived
 from smemd.store.protocol import Reader, Store
 
@@ -36,12 +38,17 @@ def shadow_of(namespace: str) -> str:
 
 
 class Rederivations:
-    def __init__(self, store: Store, indexes: Indexes, documents: Documents) -> None:
+    def __init__(
+        self, store: Store, indexes: Indexes, documents: Documents, readers: Readers
+    ) -> None:
         self.store = store
         self.indexes = indexes
         self.documents = documents
+        self.readers = readers
 
-    async def start(self, namespace: str) -> Rederived:
+    async def start(self, namespace: str, model_url: str | None = None) -> Rederived:
+        """Begin; with `model_url`, the llama-server that reads the shadow's documents (it
+        must answer first)."""
         shadow = shadow_of(namespace)
         async with self.store.scan(namespace) as reader:
             if await reader.namespace(namespace) is None:
@@ -53,8 +60,14 @@ class Rederivations:
                 namespace, "document", ["id", "content_date", "created_at"]
             ):
                 dated += [(_date(r), r["id"]) for r in rows]
+        if model_url is not None:
+            await self._check_model(model_url)
         async with self.store.write() as writer:
             await writer.ensure_namespace(shadow, now())
+            if model_url is not None:
+                await writer.set_setting(MODEL_SETTING + shadow, model_url)
+            else:  # a shadow of the same name dropped by hand may have left one
+                await writer.remove_setting(MODEL_SETTING + shadow)
         for _, doc_id in sorted(dated):
             async with self.store.read() as reader:
                 doc = await reader.document_by_id(doc_id)
@@ -77,9 +90,11 @@ class Rederivations:
                 await reader.document_count(shadow),
                 await reader.open_job_count(shadow),
             )
+            model = await reader.setting(MODEL_SETTING + shadow)
         done = Rederived(
             namespace=namespace, shadow=shadow, state="running" if pending else "ready",
             documents=documents, pending=pending, counts={}, examples={}, not_carried=[],
+            model=model,
         )  # fmt: skip
         if pending:
             return done
@@ -120,6 +135,7 @@ class Rederivations:
                 await writer.set_supporting_context(namespace, kept.supporting_context, t)
             await writer.put_buckets(namespace, buckets, t)
             await writer.move_namespace(done.shadow, namespace)
+            await writer.remove_setting(MODEL_SETTING + done.shadow)
             changes.drop(namespace)
             changes.drop(done.shadow)
         done.state = "applied"
@@ -129,9 +145,20 @@ class Rederivations:
         done = await self.diff(namespace)
         async with self.indexes.writing() as (writer, changes):
             await writer.remove_namespace(done.shadow)
+            await writer.remove_setting(MODEL_SETTING + done.shadow)
             changes.drop(done.shadow)
         done.state = "discarded"
         return done
+
+    async def _check_model(self, url: str) -> None:
+        """The llama-server answers, and has a model loaded: else a 400 saying so, before
+        anything is written."""
+        try:
+            health = await self.readers.client(url).health()
+        except SmemError as err:
+            raise BadRequest("model not reached", f"{url}: {err.details or err.message}") from None
+        if not health.is_ready:
+            raise BadRequest("model not ready", f"{url} is still loading its model; try again")
 
 
 async def _memory(

@@ -3,9 +3,11 @@ undoing an add did."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from smemd.protocol import Reply
+import msgspec
+
+from smemd.protocol import Reply, Request
 
 # An add's ingest id, answered by every route that adds documents, and sent by a client that
 # gathers several requests into one add (smemd.engine.ingest.ingest_ids).
@@ -39,6 +41,16 @@ class IngestUndone(Reply):
     unlinked: list[str]
 
 
+class RederiveRequest(Request):
+    """`POST /ns/{ns}/rederive`'s optional body: `llamaUrl`, the base URL of a llama-server
+    whose chat model reads the shadow's documents in place of the daemon's (admin only)."""
+
+    llama_url: (
+        Annotated[str, msgspec.Meta(pattern=r"^https?://[^\s/?#]+(/[^\s?#]*)?$", max_length=2048)]
+        | None
+    ) = None
+
+
 class Rederived(Reply):
     """A re-derivation of a namespace's memory from its documents, in its shadow namespace:
     `running` while the shadow's documents are being ingested; then what would change."""
@@ -51,3 +63,4 @@ class Rederived(Reply):
     counts: dict[str, int]  # added, gone, retyped, rechained, relationsGained, relationsLost
     examples: dict[str, list[str]]  # a few of each, as memory texts (a relation: "a -kind-> b")
     not_carried: list[str]  # what an apply loses: labels and memories not read from a document
+    model: str | None = None  # the llama-server that reads the shadow; None: the daemon's fleet

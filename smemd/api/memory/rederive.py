@@ -9,13 +9,26 @@ from aiohttp import web
 from aiohttp.typedefs import Handler
 
 from smemd.api import params
-from smemd.api.wire import reply
+from smemd.api.access import principal
+from smemd.api.wire import decode, reply
 from smemd.engine.rederive import Rederivations
+from smemd.errors import Forbidden
 from smemd.http.route import Route
-from smemd.protocol.retraction import Rederived
+from smemd.protocol.retraction import Rederived, RederiveRequest
 from smemd.store import deadline
 
 Step = Callable[[Rederivations], Callable[[str], Awaitable[Rederived]]]
+
+
+async def start(request: web.Request) -> web.Response:
+    ns = params.namespace(request)
+    body = await decode(request, RederiveRequest) if await request.read() else RederiveRequest()
+    if body.llama_url is not None and principal(request).role != "admin":
+        # smemd would call the URL it is given: a model of one's choosing is an admin's word.
+        raise Forbidden("admin only", "$.llamaUrl: naming a model takes an admin token")
+    with deadline.lifted():
+        url = body.llama_url.rstrip("/") if body.llama_url else None
+        return reply(await params.engine(request).rederivations.start(ns, url))
 
 
 def _handler(step: Step) -> Handler:
@@ -30,13 +43,14 @@ def _handler(step: Step) -> Handler:
 _PATH = "/ns/{ns}/rederive"
 ROUTES = [
     Route(
-        method="POST", path=_PATH, handler=_handler(lambda r: r.start), role="write",
-        namespace_from="path", reply=Rederived,
+        method="POST", path=_PATH, handler=start, role="write", namespace_from="path",
+        body=RederiveRequest, body_optional=True, reply=Rederived,
         summary="Re-derive the namespace's memory from its documents, into its shadow",
         description="Every document but the retracted is added again, in date order, to the"
-        " shadow namespace `NS:rederive`, where today's rules read it afresh; the namespace"
-        " serves as it was meanwhile. Answers at once, `running`; GET gives the diff once"
-        " ready. 409 while one exists.",
+        " shadow namespace `NS:rederive`, where today's rules read it afresh — by the daemon's"
+        " own model, or by the llama-server `llamaUrl` names (admin only; 400 unless it"
+        " answers with its model loaded); the namespace serves as it was meanwhile. Answers"
+        " `running`; GET gives the diff once ready. 409 while one exists.",
     ),
     Route(
         method="GET", path=_PATH, handler=_handler(lambda r: r.diff), namespace_from="path",

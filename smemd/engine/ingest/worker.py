@@ -27,7 +27,7 @@ from smemd.engine.ingest import chunking
 from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
-from smemd.engine.ingest.reconciling import Reconciler
+from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.errors import SmemError, is_storage_fault
@@ -73,11 +73,10 @@ class Worker:
         self.concurrency = concurrency
         self.embedder = embedder
         self.indexes = indexes
-        self.llm = llm
         self.extraction_timeout_s = extraction_timeout_s
         if llm is not None and judge is None:
             judge = Judge(llm)
-        self.reconciler = Reconciler(store, indexes, judge)
+        self.readers = Readers(store, indexes, llm, judge)
         self.clock = clock or QuietClock()
         self._wake = asyncio.Event()
         self._wakes = 0  # how many times work was announced: what a read saw
@@ -229,16 +228,18 @@ class Worker:
         if job.phase == "embedding":
             return await self._embed(job, doc)
         if job.phase == "extracting":
+            reading = await self.readers.of(job.namespace)
             items = await extract_candidates(
-                self.store, self.embedder, job, doc, self.llm, timeout=self.extraction_timeout_s
+                self.store, self.embedder, job, doc, reading.llm, timeout=self.extraction_timeout_s
             )
             return await self._commit(
                 job, "reconciling", lambda w, _: w.insert_candidates(items)
             )  # fmt: skip
         if job.phase == "reconciling":
-            plans = await self.reconciler.plan(job, doc)
+            reconciler = (await self.readers.of(job.namespace)).reconciler
+            plans = await reconciler.plan(job, doc)
             return await self._commit(
-                job, "done", lambda w, changes: self.reconciler.apply(w, changes, job, doc, plans)
+                job, "done", lambda w, changes: reconciler.apply(w, changes, job, doc, plans)
             )  # fmt: skip
         raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
 

@@ -304,6 +304,9 @@ class DocumentWrites(DocumentReads):
             [key, value],
         )
 
+    async def remove_setting(self, key: str) -> None:
+        await self.db.execute("DELETE FROM settings WHERE key = ?", [key])
+
     async def ensure_namespace(self, name: str, now: float) -> None:
         """Make the namespace unless it exists, counted against the request's creator (403 past
         its bound; see creators)."""
