@@ -78,9 +78,5 @@ def _started(client: Client, path: str, model_url: str | None) -> tuple[Rederive
     read by that model (the daemon refuses it while one exists)."""
     if model_url:
         return client.post(path, RederiveRequest(llama_url=model_url), Rederived)
-    try:
-        return client.get(path, Rederived)
-    except CallFailed as err:
-        if "error 404" not in str(err) or "no re-derivation" not in str(err):
-            raise
-    return client.post(path, None, Rederived)
+    found, raw = client.get(path, Rederived)
+    return (found, raw) if found.state != "none" else client.post(path, None, Rederived)

@@ -265,3 +265,52 @@ async def test_the_export_button_saves_the_namespace_in_the_export_format(
         assert lines[-1]["record"] == "end" and lines[-1]["records"]["document"] == 2
         assert sum(line["record"] == "document" for line in lines) == 2
         tab.assert_clean()
+
+
+async def test_a_rederivation_is_shown_with_its_diff_and_applied(
+    start_daemon: StartDaemon,
+) -> None:
+    running = await start_daemon()
+    ns = "http://smemd/ns/people"
+    for content, custom in (("Alex lives in Seattle.", "a"), ("Sam owns a red kite.", "c")):
+        status, _ = await api(
+            running, "POST", "/ns/people/document", json={"content": content, "id": custom}
+        )
+        assert status == 200
+    await asyncio.wait_for(running.daemon.state.engine.wait_idle(), 30)  # type: ignore[union-attr]
+    status, listed = await api(running, "POST", "/ns/people/list/memories", json={})
+    kite = next(m for m in listed["memories"] if "kite" in m["memory"])
+    status, _, _ = await call(
+        running.unix,
+        "PATCH",
+        f"{ns}/memories/{kite['id']}",
+        json={"memory": "Sam owns a blue kite."},
+    )
+    assert status == 200
+    async with chromium() as browser:
+        tab = await browser.open(running.url("/#/documents?ns=people"))
+        page = tab.page
+        panel = page.get_by_role("region", name="Re-derive")
+        await panel.get_by_role("button", name="Re-derive").click()
+        counts = panel.get_by_role("table", name="What would change")
+        await counts.wait_for(timeout=20_000)
+        _, diff = await api(running, "GET", "/ns/people/rederive")
+        assert diff["state"] == "ready"
+        shown = {
+            await row.locator("th").inner_text(): int(await row.locator("td").inner_text())
+            for row in await counts.get_by_role("row").all()
+        }
+        assert shown["Memories gone"] == diff["counts"]["gone"] == 1
+        assert shown["Memories added"] == diff["counts"]["added"] == 1
+        await panel.get_by_text("Memories gone: examples").click()
+        gone = panel.get_by_role("list", name="Memories gone: examples")
+        assert await gone.get_by_role("listitem").all_inner_texts() == ["Sam owns a blue kite."]
+        await tab.screenshot("documents-rederive")
+        page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+        await panel.get_by_role("button", name="Apply").click()
+        await panel.get_by_role("status").get_by_text("Applied").wait_for()
+        await panel.get_by_role("button", name="Re-derive").wait_for()  # none now
+        status, listed = await api(running, "POST", "/ns/people/list/memories", json={})
+        texts = {m["memory"] for m in listed["memories"]}
+        assert "Sam owns a blue kite." not in texts and any("red kite" in t for t in texts)
+        tab.assert_clean()

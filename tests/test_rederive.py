@@ -75,7 +75,10 @@ async def test_a_rederivation_shows_what_would_change_then_applies(running: Runn
     assert any("Portland" in t for t in after)
     status, doc, _ = await call(running.unix, "GET", f"{NS}/document/b")
     assert status == 200 and "Portland" in doc["content"]  # custom ids kept
-    assert_error(*(await call(running.unix, "GET", REDERIVE))[:2], 404)
+    status, gone, _ = await call(running.unix, "GET", REDERIVE)
+    assert status == 200 and gone["state"] == "none", gone
+    for method, path in (("POST", f"{REDERIVE}/apply"), ("DELETE", REDERIVE)):
+        assert_error(*(await call(running.unix, method, path))[:2], 404)
 
 
 async def test_a_rederivation_discarded_leaves_the_namespace_as_it_was(running: Running) -> None:
@@ -99,7 +102,9 @@ async def test_a_rederivation_discarded_leaves_the_namespace_as_it_was(running: 
     status, body, _ = await call(running.unix, "POST", f"{REDERIVE}/apply")
     assert_error(status, body, 409)
     assert "discard" in body["details"]
-    assert_error(*(await call(running.unix, "GET", "http://smemd/ns/nowhere/rederive"))[:2], 404)
+    status, none, _ = await call(running.unix, "GET", "http://smemd/ns/nowhere/rederive")
+    assert status == 200 and none["state"] == "none", none
+    assert_error(*(await call(running.unix, "POST", "http://smemd/ns/nowhere/rederive"))[:2], 404)
 
 
 def model_reads(body: Mapping[str, Any]) -> str | Reply:
@@ -163,8 +168,8 @@ async def test_a_model_that_does_not_answer_or_is_not_an_admin_s_is_refused(
         status, body, _ = await call(guarded.unix, "POST", REDERIVE, json={"llamaUrl": url})
         assert_error(status, body, 400)
         assert named in body["error"] + body["details"], body
-    status, _, _ = await call(guarded.unix, "GET", REDERIVE)
-    assert status == 404  # nothing was begun
+    status, none, _ = await call(guarded.unix, "GET", REDERIVE)
+    assert status == 200 and none["state"] == "none"  # nothing was begun
     async with FakeLlamaServer(roles=(), chat=model_reads) as model:
         headers = {"Authorization": "Bearer rederive-writer-secret-1"}
         async with guarded.tcp.post(

@@ -82,10 +82,14 @@ class Rederivations:
         return await self.diff(namespace)
 
     async def diff(self, namespace: str) -> Rederived:
+        """Its progress, then what it would change; `none` while there is no re-derivation."""
         shadow = shadow_of(namespace)
         async with self.store.scan(shadow) as reader:
             if await reader.namespace(shadow) is None:
-                raise NotFound("no re-derivation", f"start one: POST /ns/{namespace}/rederive")
+                return Rederived(
+                    namespace=namespace, shadow=shadow, state="none", documents=0, pending=0,
+                    counts={}, examples={}, not_carried=[],
+                )  # fmt: skip
             documents, pending = (
                 await reader.document_count(shadow),
                 await reader.open_job_count(shadow),
@@ -116,7 +120,7 @@ class Rederivations:
         return done
 
     async def apply(self, namespace: str) -> Rederived:
-        done = await self.diff(namespace)
+        done = await self._existing(namespace)
         if done.state == "running":
             raise Conflict("still re-deriving", f"{done.pending} documents are not done yet")
         t = now()
@@ -142,12 +146,18 @@ class Rederivations:
         return done
 
     async def discard(self, namespace: str) -> Rederived:
-        done = await self.diff(namespace)
+        done = await self._existing(namespace)
         async with self.indexes.writing() as (writer, changes):
             await writer.remove_namespace(done.shadow)
             await writer.remove_setting(MODEL_SETTING + done.shadow)
             changes.drop(done.shadow)
         done.state = "discarded"
+        return done
+
+    async def _existing(self, namespace: str) -> Rederived:
+        done = await self.diff(namespace)
+        if done.state == "none":
+            raise NotFound("no re-derivation", f"start one: POST /ns/{namespace}/rederive")
         return done
 
     async def _check_model(self, url: str) -> None:

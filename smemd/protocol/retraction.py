@@ -53,11 +53,12 @@ class RederiveRequest(Request):
 
 class Rederived(Reply):
     """A re-derivation of a namespace's memory from its documents, in its shadow namespace:
-    `running` while the shadow's documents are being ingested; then what would change."""
+    `running` while the shadow's documents are being ingested; then what would change (`none`:
+    there is no re-derivation of the namespace)."""
 
     namespace: str
     shadow: str
-    state: Literal["running", "ready", "applied", "discarded"]
+    state: Literal["none", "running", "ready", "applied", "discarded"]
     documents: int  # the documents read again (retracted ones are left out)
     pending: int  # of them, not yet ingested
     counts: dict[str, int]  # added, gone, retyped, rechained, relationsGained, relationsLost

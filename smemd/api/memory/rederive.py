@@ -57,7 +57,8 @@ ROUTES = [
         reply=Rederived,
         summary="A re-derivation's progress, then what it would change",
         description="`counts` and `examples` of memories added and gone, retyped and rechained"
-        " (matched by text), relations gained and lost; `notCarried`, what an apply loses.",
+        " (matched by text), relations gained and lost; `notCarried`, what an apply loses."
+        " `state` is `none` while there is none.",
     ),
     Route(
         method="POST", path=_PATH + "/apply", handler=_handler(lambda r: r.apply), role="write",

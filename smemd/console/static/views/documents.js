@@ -1,10 +1,11 @@
 // The Documents view: the namespace's ingest queue as its jobs move through their phases, its
-// documents a page at a time, adding one (text, a URL for smemd to fetch, or a file), and one
-// document read with the memories extracted from it.
+// documents a page at a time, adding one (text, a URL for smemd to fetch, or a file), one
+// document read with the memories extracted from it, and re-deriving the namespace from them.
 
 import { api, download, ns as nsPath } from "../api.js";
 import { href, navigate } from "../route.js";
 import { ErrorNote, Pager, When, html, plural, useApi, useEffect, useRef, useState } from "../ui.js";
+import Rederive from "./documents-rederive.js";
 
 // A job is open until it is done or failed (smemd.store.records.OPEN_PHASES).
 const OPEN = ["queued", "fetching", "chunking", "embedding", "extracting", "reconciling"];
@@ -270,6 +271,10 @@ export default function Documents({ ns, params, canWrite, reloadNamespaces }) {
     setOpenJobs(true);
     reloadNamespaces(); // the namespace's counts changed, and the first document made it
   };
+  const applied = () => {
+    docs.reload(); // the documents came back from the shadow, under new ids
+    reloadNamespaces();
+  };
   const deleted = () => {
     navigate("documents", { ns });
     jobs.reload();
@@ -287,5 +292,6 @@ export default function Documents({ ns, params, canWrite, reloadNamespaces }) {
         ${selected && html`<${Detail} key=${selected} ns=${ns} id=${selected} canWrite=${canWrite}
           version=${selectedJob ? `${selectedJob.id}:${selectedJob.phase}` : ""} onDeleted=${deleted} />`}
       </div>
+      ${canWrite && docs.data && docs.data.pagination.totalItems > 0 && html`<${Rederive} ns=${ns} onApplied=${applied} />`}
     </div>`;
 }
