@@ -135,9 +135,10 @@ class Imports:
         t = now()
         ingest = ingest_ids.current()
         reopened: list[DocumentRecord] = []
-        merge = Merge(namespace, rule) if rule else None
         async with self.indexes.writing() as (writer, changes):
             await _refuse_unmergeable(writer, namespace, rule)  # again: written meanwhile?
+            # Into a namespace that holds nothing, a merge is a plain import (its record too).
+            merge = Merge(namespace, rule) if rule and await writer.holds_data(namespace) else None
             await writer.ensure_namespace(namespace, t)
             for kind, batch in _batches(spool.records()):
                 await refuse_taken(writer, kind, batch, namespace if merge else None)
