@@ -19,29 +19,23 @@ import tempfile
 from pathlib import Path
 from urllib.parse import quote
 
-from tests.bench.retrieval import DEFAULT_PATH, Conversation, Http, ingest, load
+from tests.bench.retrieval import (
+    DEFAULT_PATH,
+    Conversation,
+    Http,
+    ingest,
+    load,
+    turns_by_document,
+)
 from tests.daemon_process import DaemonProcess
 
 LIMIT = 10
 
 
-def turns_by_document(http: Http, conv: Conversation) -> dict[str, str]:
-    """Each stored document's LoCoMo turn id."""
-    found: dict[str, str] = {}
-    page = 1
-    while True:
-        path = f"/ns/{quote(conv.name)}/list/documents?limit=100&page={page}"
-        listing = http.call("POST", path, {})
-        found.update({d["id"]: d["metadata"]["dia_id"] for d in listing["documents"]})
-        if page >= listing["pagination"]["totalPages"]:
-            return found
-        page += 1
-
-
 def measure(http: Http, conversations: list[Conversation]) -> str:
     n = compress_tokens = plain_tokens = compress_hits = plain_hits = 0
     for conv in conversations:
-        turns = turns_by_document(http, conv)
+        turns = turns_by_document(http, conv.name)
         for question in conv.questions:
             body = {"q": question.text, "namespace": conv.name, "limit": LIMIT, "threshold": 0}
             packed = http.call("POST", "/v1/compress", body)

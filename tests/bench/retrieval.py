@@ -6,10 +6,11 @@ metadata. Each question with evidence (category 5 left out) is one hybrid search
 threshold 0). A result maps to the dia_id in its metadata; the top k are the first k results, and
 a turn counts at its first occurrence (that rank is the one MRR uses, 0 when not in the 20).
 
-Prints one line: any@5/10/20, all@10, MRR, any@10 per category, queries per second of the search
-phase (one keep-alive connection, one query at a time), the mean context tokens of the top 10
-results (approximated as characters / 4, no tokenizer) and the ingest wall time (first batch to
-the last job done). `--state-dir` keeps the daemon's state so a later run can skip the ingest.
+Prints one line per set: any@5/10/20, all@10, MRR, any@10 per category, queries per second of
+the search phase (one keep-alive connection, one query at a time), the mean context tokens of
+the top 10 results (approximated as characters / 4, no tokenizer), the share of questions whose
+every evidence turn is inside what `compress` keeps for them (limit 10) and its median tokens,
+and the ingest wall time (first batch to the last job done). `--state-dir` keeps the daemon's state so a later run can skip the ingest.
 `--store postgres` runs it twice in one go, on SQLite and then on a PostgreSQL database
 (tests/postgres.py), and prints both lines.
 """
@@ -21,6 +22,7 @@ import contextlib
 import json
 import re
 import shutil
+import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -47,7 +49,7 @@ _EVIDENCE = re.compile(r"D:?(\d+):(\d+)")
 @dataclass
 class Question:
     text: str
-    category: int
+    category: int | str  # LoCoMo's number, or another set's kind of question
     evidence: frozenset[str]
 
 
@@ -64,8 +66,14 @@ class Scores:
     hits: dict[int, int] = field(default_factory=lambda: dict.fromkeys(KS, 0))
     all10: int = 0
     reciprocal: float = 0.0
-    by_category: dict[int, list[int]] = field(default_factory=dict)  # category -> [hits@10, n]
+    by_category: dict[int | str, list[int]] = field(default_factory=dict)  # -> [hits@10, n]
     context_tokens: float = 0.0
+    compressed_whole: int = 0  # questions whose every evidence turn `compress` kept
+    compressed_tokens: list[int] = field(default_factory=list)
+
+    def add_compressed(self, question: Question, kept: set[str | None], tokens: int) -> None:
+        self.compressed_whole += question.evidence <= kept
+        self.compressed_tokens.append(tokens)
 
     def add(self, question: Question, ranked: list[str | None], texts: list[str]) -> int:
         """Score one question's ranked dia_ids (one per result); return the rank found, or 0."""
@@ -88,10 +96,17 @@ class Scores:
         parts = [f"retrieval {name} n={self.n}"]
         parts += [f"any@{k}={self.hits[k] / n:.3f}" for k in KS]
         parts += [f"all@10={self.all10 / n:.3f}", f"mrr={self.reciprocal / n:.3f}"]
-        for c in CATEGORIES:
+        # LoCoMo's four numbered categories always (in their order), another set's kinds by name.
+        named = sorted(str(c) for c in self.by_category if isinstance(c, str))
+        shown: list[int | str] = [*named] if named else [*CATEGORIES]
+        for c in shown:
             hits, count = self.by_category.get(c, [0, 0])
-            parts.append(f"cat{c}={hits / count:.3f}" if count else f"cat{c}=-")
+            label = f"cat{c}" if isinstance(c, int) else c
+            parts.append(f"{label}={hits / count:.3f}" if count else f"{label}=-")
         parts += [f"qps={qps:.1f}", f"ctx10_tokens={self.context_tokens / n:.0f}"]
+        if self.compressed_tokens:
+            parts.append(f"compress_all={self.compressed_whole / n:.3f}")
+            parts.append(f"compress_tokens_p50={statistics.median(self.compressed_tokens):.0f}")
         parts.append(f"ingest_s={ingest_s:.1f}")
         return " ".join(parts)
 
@@ -140,7 +155,8 @@ def load(path: Path) -> list[Conversation]:
             evidence = evidence_ids(qa.get("evidence", []), turns)
             if qa["category"] != 5 and evidence:
                 questions.append(Question(str(qa["question"]), qa["category"], evidence))
-        name = f"locomo-{sample['sample_id']}"
+        sample_id = str(sample["sample_id"])
+        name = f"locomo-{sample_id}" if sample_id.startswith("conv-") else sample_id
         conversations.append(Conversation(name, documents, questions))
     return conversations
 
@@ -198,10 +214,13 @@ def ingest(http: Http, conversations: list[Conversation]) -> float:
 def search(
     http: Http, conversations: list[Conversation], dump: list[dict[str, Any]] | None
 ) -> tuple[Scores, float]:
+    """Each question searched (timed: the qps), then compressed (`POST /v1/compress`, limit 10):
+    whether every evidence turn is inside what it keeps, in how many tokens."""
     scores = Scores()
     elapsed = 0.0
     for conv in conversations:
         path = f"/ns/{quote(conv.name)}/search"
+        turns = turns_by_document(http, conv.name)
         for question in conv.questions:
             body = {"query": question.text, "limit": LIMIT, "threshold": 0}
             started = time.perf_counter()
@@ -210,6 +229,11 @@ def search(
             ranked = [r.get("metadata", {}).get("dia_id") for r in results]
             texts = [r.get("memory") or r.get("chunk") or "" for r in results]
             rank = scores.add(question, ranked, texts)
+            packed = http.call("POST", "/v1/compress", {
+                "q": question.text, "namespace": conv.name, "limit": 10, "threshold": 0,
+            })  # fmt: skip
+            kept = {turns.get(item["documentId"]) for item in packed["items"]}
+            scores.add_compressed(question, kept, packed["tokens"])
             if dump is not None:
                 dump.append(
                     {
@@ -224,9 +248,25 @@ def search(
     return scores, scores.n / elapsed if elapsed else 0.0
 
 
+def turns_by_document(http: Http, namespace: str) -> dict[str, str]:
+    """Each stored document's turn id (its `dia_id`)."""
+    found: dict[str, str] = {}
+    page = 1
+    while True:
+        path = f"/ns/{quote(namespace)}/list/documents?limit=100&page={page}"
+        listing = http.call("POST", path, {})
+        found.update({d["id"]: d["metadata"]["dia_id"] for d in listing["documents"]})
+        if page >= listing["pagination"]["totalPages"]:
+            return found
+        page += 1
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    parser.add_argument(
+        "paths", nargs="*", type=Path, default=[DEFAULT_PATH], metavar="PATH",
+        help="sets in the LoCoMo format (default: LoCoMo's development split); a line each",
+    )  # fmt: skip
     parser.add_argument(
         "--state-dir", type=Path, help="keep the daemon's state here and reuse what it holds"
     )
@@ -245,22 +285,22 @@ def main() -> None:
         " run on SQLite, both lines printed",
     )  # fmt: skip
     args = parser.parse_args()
-    conversations = load(args.path)
+    sets = {path.name.removesuffix(".json"): load(path) for path in args.paths}
     settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
     engine = "".join(f"{key} = {value}\n" for key, value in settings.items() if value is not None)
     config = f"[engine]\n{engine}" if engine else ""
-    name = args.path.name.removesuffix(".json")
     if args.store == "sqlite":
-        print(run(conversations, config, args.state_dir, args.dump).line(name))
+        for name, done in run(sets, config, args.state_dir, args.dump).items():
+            print(done.line(name))
         return
     with contextlib.contextmanager(postgres.start)() as server:
-        print(run(conversations, config, None, None).line(f"{name} store=sqlite"))
+        for name, done in run(sets, config, None, None).items():
+            print(done.line(f"{name} store=sqlite"))
         dsn = server.database()
         try:
             table = f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
-            print(
-                run(conversations, config + table, None, args.dump).line(f"{name} store=postgres")
-            )
+            for name, done in run(sets, config + table, None, args.dump).items():
+                print(done.line(f"{name} store=postgres"))
         finally:
             server.drop(dsn)
 
@@ -275,12 +315,13 @@ class Run(NamedTuple):
 
 
 def run(
-    conversations: list[Conversation],
+    sets: dict[str, list[Conversation]],
     config_text: str,
     state_dir: Path | None,
     dump_to: Path | None,
-) -> Run:
-    """Ingest and search on one daemon (`config_text`: its config file, '' for none)."""
+) -> dict[str, Run]:
+    """Ingest each set, then search it, on one daemon (`config_text`: its config file, '' for
+    none); each set's figures."""
     kept = state_dir is not None
     state_dir = state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
     state_dir.mkdir(parents=True, exist_ok=True)
@@ -290,20 +331,23 @@ def run(
         config.write_text(config_text)
     daemon = DaemonProcess(state_dir, config).start(["--log-level", "warning"])
     dump: list[dict[str, Any]] | None = [] if dump_to else None
+    runs: dict[str, Run] = {}
     try:
         http = Http(daemon.socket)
         status = http.call("GET", "/v1/status")
         if status["warnings"]:
             raise SystemExit(f"smemd: {'; '.join(status['warnings'])}")
-        ingest_s = ingest(http, conversations)
-        scores, qps = search(http, conversations, dump)
+        ingested = {name: ingest(http, conversations) for name, conversations in sets.items()}
+        for name, conversations in sets.items():
+            scores, qps = search(http, conversations, dump)
+            runs[name] = Run(scores, qps, ingested[name])
     finally:
         daemon.stop()
         if not kept:
             shutil.rmtree(state_dir, ignore_errors=True)
     if dump_to and dump is not None:
         dump_to.write_text(json.dumps(dump, indent=1))
-    return Run(scores, qps, ingest_s)
+    return runs
 
 
 if __name__ == "__main__":

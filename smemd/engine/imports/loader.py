@@ -104,7 +104,7 @@ class Imports:
                     await self._refuse_taken(kind, named[kind], merging_into)
                     named[kind] = []
             if isinstance(record, ChunkRecord):
-                stored = Chunk.stored(record.position, record.heading, record.text)
+                stored = Chunk.stored(record.position, record.heading, record.text, record.context)
                 texts.append(stored.embedding_text())
             elif isinstance(record, MemoryRecord):
                 texts.append(record.text)

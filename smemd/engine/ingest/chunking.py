@@ -16,25 +16,42 @@ _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # Cut after . ! ? (and any closing quote or bracket) when whitespace follows; abbreviations may
 # cause an early cut, which costs a little context but never loses text.
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
+# The turn before is a chunk's context only when it is short: a conversational turn whose words
+# a question about the answer repeats ("What got you into running?"). The opening of a long
+# message (an assistant's answer) is mostly words of its own, which drown the turn after it:
+# measured on assistant chats, such context cost recall; on chit-chat it gained (README:
+# Benchmarks).
+CONTEXT_MAX_CHARS = 300
+
+
+def context_of(previous: str) -> str:
+    """The context a document's chunks carry of the document before it in its session: that
+    document, when it is short, else nothing."""
+    text = " ".join(previous.split())
+    return text if len(text) <= CONTEXT_MAX_CHARS else ""
 
 
 class Chunk(msgspec.Struct, frozen=True):
-    """One piece of a document: its order, the headings above it, and its text."""
+    """One piece of a document: its order, the headings above it, its text, and what came just
+    before its document (`context`: the turn before, in a conversation)."""
 
     position: int
     heading_path: tuple[str, ...]
     text: str
+    context: str = ""
 
     def embedding_text(self) -> str:
-        """The text to embed: the heading path gives a chunk its context ("Guide > Install")."""
-        if not self.heading_path:
-            return self.text
-        return " > ".join(self.heading_path) + "\n\n" + self.text
+        """The text to embed: the heading path gives a chunk its place ("Guide > Install"), the
+        context what it answers."""
+        head = " > ".join(self.heading_path)
+        if self.context:
+            head = f"{self.context}\n\n{head}" if head else self.context
+        return f"{head}\n\n{self.text}" if head else self.text
 
     @classmethod
-    def stored(cls, position: int, heading: str, text: str) -> Chunk:
+    def stored(cls, position: int, heading: str, text: str, context: str = "") -> Chunk:
         """A chunk as the store keeps it: its heading path joined by " > "."""
-        return cls(position, tuple(heading.split(" > ")) if heading else (), text)
+        return cls(position, tuple(heading.split(" > ")) if heading else (), text, context)
 
 
 class TooManyChunks(PayloadTooLarge):

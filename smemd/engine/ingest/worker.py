@@ -274,7 +274,13 @@ class Worker:
         # A 9 MB document takes a second or so to cut: off the loop, which serves everyone.
         pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
-        rows = [(new_id("chk"), c.position, " > ".join(c.heading_path), c.text) for c in pieces]
+        # A turn of a conversation is read with the turn before it, which it answers.
+        async with self.store.read() as reader:
+            previous = await reader.previous_in_session(doc)
+        context = chunking.context_of(previous.content) if previous is not None else ""
+        rows = [
+            (new_id("chk"), c.position, " > ".join(c.heading_path), c.text, context) for c in pieces
+        ]
 
         async def work(writer: Writer, changes: IndexChanges) -> None:
             removed = await writer.replace_chunks(doc, rows, now())
@@ -295,7 +301,7 @@ class Worker:
                 pending = await reader.chunks_without_vectors(doc.id, limit=EMBED_STEP)
             is_last = len(pending) < EMBED_STEP
             texts = [
-                chunking.Chunk.stored(c.position, c.heading, c.text).embedding_text()
+                chunking.Chunk.stored(c.position, c.heading, c.text, c.context).embedding_text()
                 for c in pending
             ]
             vectors = await self.embedder.embed(texts, kind="document")

@@ -21,9 +21,11 @@ answer is usually in the words ("yesterday", "for three years"), not in the pass
 from __future__ import annotations
 
 import asyncio
+import heapq
 import time
+from collections import Counter
 from collections.abc import Sequence
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import msgspec
 import numpy as np
@@ -62,6 +64,21 @@ class Hit(msgspec.Struct, kw_only=True):
     document: Document | None = None  # a chunk's document
 
 
+class Gathered(NamedTuple):
+    """What one search found, before it is ranked."""
+
+    found: Found
+    memories: dict[int, Memory]
+    chunks: dict[int, Chunk]
+    documents: dict[str, Document]
+    when: Windows
+    now: float
+
+    def at(self, query: Query) -> float:
+        """The instant the query is asked at: its time travel's, else now."""
+        return next((t for t in (query.as_of, query.as_of_recorded) if t is not None), self.now)
+
+
 class Reranker(Protocol):
     async def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
@@ -80,6 +97,27 @@ class Recall:
 
     async def search(self, namespace: str, query: Query) -> list[Hit]:
         self.clock.touch()
+        gathered = await self._gather(namespace, query)
+        hits = self._rank(gathered, query)
+        if query.rerank and self.reranker is not None and len(hits) > 1:
+            hits = await self._rerank(query.text, hits)
+        return hits[: query.limit]
+
+    async def passage_signals(
+        self, namespace: str, query: Query
+    ) -> list[tuple[Passage, np.ndarray]]:
+        """Every candidate passage of a search with its SIGNALS, unweighted: what the fusion's
+        weights are fitted on (tests/bench/fit_fusion.py)."""
+        gathered = await self._gather(namespace, query)
+        score = Scorer(self.fusion, gathered.found, query.mode)
+        return [
+            (passage, self._signals(score, passage, gathered, query))
+            for passage in self._passages(gathered, query).values()
+        ]
+
+    async def _gather(self, namespace: str, query: Query) -> Gathered:
+        """The candidates, their cosines, and the rows they are (with the documents a passage
+        needs for its date)."""
         now = time.time()
         when = query_windows(query.text, now if query.as_of is None else query.as_of)
         lookups = await self.indexes.lookup(namespace, wait_s=LOAD_WAIT_S)
@@ -93,16 +131,13 @@ class Recall:
             if when:
                 document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
-        hits = self._rank(found, memories, chunks, documents, query, when, now)
-        if query.rerank and self.reranker is not None and len(hits) > 1:
-            hits = await self._rerank(query.text, hits)
-        return hits[: query.limit]
+        return Gathered(found, memories, chunks, documents, when, now)
 
     async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
         assert self.reranker is not None
         top = hits[:RERANK_TOP]
-        scores = await self.reranker.rerank(text, [_text(h) for h in top])
+        scores = await self.reranker.rerank(text, [_text_of(h) for h in top])
         order = sorted(range(len(top)), key=lambda i: -scores[i])
         return [top[i] for i in order] + hits[RERANK_TOP:]
 
@@ -168,34 +203,44 @@ class Recall:
             for seq, cos in zip(missing, await lookup.cosines(vector, missing), strict=True):
                 found.cosines[kind, seq] = cos
 
-    def _rank(
-        self, found: Found, memories: dict[int, Memory], chunks: dict[int, Chunk],
-        documents: dict[str, Document], query: Query, when: Windows, now: float,
-    ) -> list[Hit]:  # fmt: skip
-        at = next((t for t in (query.as_of, query.as_of_recorded) if t is not None), now)
+    @staticmethod
+    def _signals(score: Scorer, passage: Passage, gathered: Gathered, query: Query) -> np.ndarray:
+        """The passage's SIGNALS: those of the candidate lists, then whether it is dated in a
+        window the query names (1, or less for a loose one), and whether it says when, for a
+        query that asks when."""
+        when = gathered.when
+        dated = when.weight(passage_date(passage, gathered.documents)) if when else 0.0
+        tells = 1.0 if when.asks_time and tells_time(passage_text(passage)) else 0.0
+        return np.array([*score.signals(passage), dated, tells], dtype=np.float64)
+
+    @staticmethod
+    def _passages(gathered: Gathered, query: Query) -> dict[tuple[str, str], Passage]:
+        """The candidates as passages: a chunk with the memories read from it, or a memory of
+        no chunk alone; expired memories left out unless the query asks for the forgotten."""
+        at = gathered.at(query)
         passages: dict[tuple[str, str], Passage] = {}
-        for memory in memories.values():
+        for memory in gathered.memories.values():
             expired = memory.expires_at is not None and memory.expires_at <= at
             if expired and not query.include_forgotten:
                 continue  # the live mask does not know about expiry
             key = ("c", memory.chunk_id) if memory.chunk_id else ("m", memory.id)
             passages.setdefault(key, Passage()).memories.append(memory)
-        for chunk in chunks.values():
+        for chunk in gathered.chunks.values():
             passages.setdefault(("c", chunk.id), Passage()).chunk = chunk
+        return passages
+
+    def _rank(self, gathered: Gathered, query: Query) -> list[Hit]:
+        found, at = gathered.found, gathered.at(query)
         score = Scorer(self.fusion, found, query.mode)
         hits: list[Hit] = []
-        for passage in passages.values():
-            base = score(passage)
-            if when:
-                base += self.fusion.date * when.weight(passage_date(passage, documents))
-            if when.asks_time and tells_time(passage_text(passage)):
-                base += self.fusion.told_time
-            for i, item in enumerate(score.members(passage, query.threshold)):
-                value = base * self.fusion.repeat**i
+        for passage in self._passages(gathered, query).values():
+            base = float(score.weights @ self._signals(score, passage, gathered, query))
+            for item in score.members(passage, query.threshold):
+                value = base
                 if isinstance(item, Chunk):
                     hit = Hit(
                         score=value, similarity=found.similarity("c", item.seq), chunk=item,
-                        document=documents.get(item.document_id),
+                        document=gathered.documents.get(item.document_id),
                     )  # fmt: skip
                 else:
                     if query.half_life_days > 0:
@@ -203,11 +248,40 @@ class Recall:
                         value *= 0.5 ** (age_days / query.half_life_days)
                     hit = Hit(score=value, similarity=found.similarity("m", item.seq), memory=item)
                 hits.append(hit)
-        hits.sort(key=lambda h: -h.score)
-        return hits
+        return _spread(hits, self.fusion.repeat)
 
 
-def _text(hit: Hit) -> str:
+def _spread(hits: list[Hit], repeat: float) -> list[Hit]:
+    """Best first, each further result of one document (or of one memory with none) at `repeat`
+    times the one before it: a long document's many chunks and memories follow other documents'
+    best instead of filling the top. Members of a passage come in its order (smemd.engine.recall.
+    scoring.Scorer.members), as sorting is stable."""
+    queue = [(-hit.score, i) for i, hit in enumerate(hits)]
+    heapq.heapify(queue)
+    shown: Counter[str] = Counter()
+    ranked: list[Hit] = []
+    while queue:
+        negative, i = heapq.heappop(queue)
+        hit = hits[i]
+        source = _source_of(hit)
+        due = hit.score * repeat ** shown[source]
+        if -negative > due:  # its document was listed meanwhile: it waits its turn at `due`
+            heapq.heappush(queue, (-due, i))
+            continue
+        hit.score = due
+        shown[source] += 1
+        ranked.append(hit)
+    return ranked
+
+
+def _source_of(hit: Hit) -> str:
+    if hit.chunk is not None:
+        return hit.chunk.document_id
+    assert hit.memory is not None
+    return hit.memory.document_id or hit.memory.id
+
+
+def _text_of(hit: Hit) -> str:
     if hit.memory is not None:
         return hit.memory.text
     assert hit.chunk is not None

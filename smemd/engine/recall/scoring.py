@@ -1,6 +1,7 @@
 """How recall scores a passage (a chunk and the memories extracted from it): a weighted sum of
-its best memory's cosine, its chunk's cosine and the two BM25 scores, each list scaled to
-0..1; members after the first at a discount."""
+its signals — its best memory's cosine, its chunk's cosine, the two BM25 scores (each list
+scaled to 0..1), and whether it is dated where the query points or says when the query asks
+when; members after the first at a discount."""
 
 from __future__ import annotations
 
@@ -13,39 +14,43 @@ from smemd.store.records import Chunk, Document, Memory
 Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
 
 
+SIGNALS = ("memory_vector", "chunk_vector", "memory_lexical", "chunk_lexical", "date", "told_time")
+
+
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
-    """What a passage's score is made of, and how deep each candidate list goes."""
+    """What a passage's score is made of, and how deep each candidate list goes.
+
+    The weights are fitted (tests/bench/fit_fusion.py: coordinate ascent on evidence recall,
+    checked by leaving one conversation out, over chit-chat and assistant chats alike); a
+    chunk's own signals read it with the short turn before it (its context).
+    """
 
     memory_vector: float = 0.6  # the cosine of its best memory
-    chunk_vector: float = 0.15
+    chunk_vector: float = 0.3  # its chunk's cosine (the chunk read with its context)
     memory_lexical: float = 0.05  # BM25, scaled to 0..1 over its list
     chunk_lexical: float = 0.15
-    date: float = 0.15  # the query names a date or period and the passage is dated in it
-    told_time: float = 0.1  # the query asks when and the passage says when
-    repeat: float = 0.5  # each further result from one passage scores this times the one before
+    date: float = 0.3  # the query names a date or period and the passage is dated in it
+    told_time: float = 0.3  # the query asks when and the passage says when
+    repeat: float = 0.3  # each further result from one document scores this times the one before
     depth: int = 40
 
-    def weights(self, mode: Mode) -> tuple[float, float, float, float]:
-        """(memory vector, chunk vector, memory lexical, chunk lexical) for a search mode.
+    def weights(self, mode: Mode) -> np.ndarray:
+        """The weight of each of SIGNALS for a search mode.
 
         A mode that searches one kind gives it the other kind's weights, so the balance of
         vector and lexical evidence stays the same.
         """
-        if mode == "memories":
-            return (
-                self.memory_vector + self.chunk_vector,
-                0.0,
-                self.memory_lexical + self.chunk_lexical,
-                0.0,
-            )
-        if mode == "chunks":
-            return (
-                0.0,
-                self.memory_vector + self.chunk_vector,
-                0.0,
-                self.memory_lexical + self.chunk_lexical,
-            )
-        return self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical
+        vector, lexical = (
+            self.memory_vector + self.chunk_vector,
+            self.memory_lexical + self.chunk_lexical,
+        )
+        own = {
+            "memories": (vector, 0.0, lexical, 0.0),
+            "chunks": (0.0, vector, 0.0, lexical),
+        }.get(
+            mode, (self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical)
+        )
+        return np.array([*own, self.date, self.told_time], dtype=np.float64)
 
 
 class Found(msgspec.Struct, kw_only=True):
@@ -81,7 +86,8 @@ class Passage:
 
 
 class Scorer:
-    """Scores passages from one search's candidate lists."""
+    """The signals of passages from one search's candidate lists: the SIGNALS that come from
+    the lists (the first four; the query's dates add the other two)."""
 
     def __init__(self, fusion: Fusion, found: Found, mode: Mode) -> None:
         self.weights = fusion.weights(mode)
@@ -92,8 +98,8 @@ class Scorer:
         self.memory_floor = found.memory_vector[-1][1] if found.memory_vector else 1.0
         self.chunk_floor = found.chunk_vector[-1][1] if found.chunk_vector else 1.0
 
-    def __call__(self, passage: Passage) -> float:
-        memory_vector, chunk_vector, memory_lexical, chunk_lexical = self.weights
+    def signals(self, passage: Passage) -> tuple[float, float, float, float]:
+        """Its best memory's cosine, its chunk's cosine, and the two BM25 scores."""
         similarity = self.found.similarity
         best = max((similarity("m", m.seq) for m in passage.memories), default=None)
         chunk = passage.chunk
@@ -106,21 +112,18 @@ class Scorer:
         if own is None:
             own = min(best, self.chunk_floor)
         lexical = max((self.memory_lexical.get(m.seq, 0.0) for m in passage.memories), default=0.0)
-        return (
-            memory_vector * best
-            + chunk_vector * own
-            + memory_lexical * lexical
-            + chunk_lexical * (self.chunk_lexical.get(chunk.seq, 0.0) if chunk else 0.0)
-        )
+        chunk_lexical = self.chunk_lexical.get(chunk.seq, 0.0) if chunk else 0.0
+        return best, own, lexical, chunk_lexical
 
     def members(self, passage: Passage, threshold: float) -> list[Memory | Chunk]:
         """What a passage shows, in order: its best memory, its chunk, then its other memories."""
-        memory_vector, _, memory_lexical, _ = self.weights
+        memory_vector, _, memory_lexical = self.weights[:3]
 
         def own(memory: Memory) -> float:
-            return memory_vector * self.found.similarity(
-                "m", memory.seq
-            ) + memory_lexical * self.memory_lexical.get(memory.seq, 0.0)
+            return float(
+                memory_vector * self.found.similarity("m", memory.seq)
+                + memory_lexical * self.memory_lexical.get(memory.seq, 0.0)
+            )
 
         ordered: list[Memory | Chunk] = [*sorted(passage.memories, key=own, reverse=True)]
         if passage.chunk is not None:

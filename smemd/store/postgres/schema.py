@@ -472,6 +472,28 @@ async def m0006_ingest_ids(db: psycopg.AsyncConnection) -> None:
     )
 
 
+# A chunk's context (the turn before its document) is searched with its text: its words are
+# made of both, and a change to either moves its postings.
+_CHUNK_CONTEXT = """
+ALTER TABLE chunks ADD COLUMN context TEXT COLLATE "C" NOT NULL DEFAULT '';
+ALTER TABLE chunks DROP COLUMN words, DROP COLUMN word_count;
+ALTER TABLE chunks
+    ADD COLUMN words tsvector
+        GENERATED ALWAYS AS (to_tsvector('english'::regconfig, text || ' ' || context)) STORED,
+    ADD COLUMN word_count INTEGER GENERATED ALWAYS AS (smem_words(text || ' ' || context)) STORED;
+DROP TRIGGER chunks_posted ON chunks;
+CREATE TRIGGER chunks_posted AFTER INSERT OR DELETE OR UPDATE OF namespace, text, context, vector
+    ON chunks FOR EACH ROW EXECUTE FUNCTION smem_chunks_posted();
+CREATE INDEX documents_session ON documents(namespace, content_date, seq)
+    WHERE content_date IS NOT NULL;
+"""
+
+
+async def m0007_chunk_context(db: psycopg.AsyncConnection) -> None:
+    """A chunk's context, and a document's session (smemd.store.sqlite.schema 0018)."""
+    await db.execute(_CHUNK_CONTEXT.encode())
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_tables", m0001_tables),
     ("0002_search", m0002_search),
@@ -479,6 +501,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0004_namespace_keys", m0004_namespace_keys),
     ("0005_postings", m0005_postings),
     ("0006_ingest_ids", m0006_ingest_ids),
+    ("0007_chunk_context", m0007_chunk_context),
 ]
 
 

@@ -15,6 +15,7 @@ from smemd.store.sql.connection import Connection
 from smemd.store.sql.retractions import CHUNK_RETRACTED
 from smemd.store.sql.rows import (
     CHUNK_COLUMNS,
+    CHUNK_WORDS,
     DOCUMENT_COLUMNS,
     JOB_COLUMNS,
     list_json,
@@ -32,6 +33,19 @@ class DocumentReads:
     async def setting(self, key: str) -> str | None:
         rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
         return next(iter(rows))[0] if rows else None
+
+    async def previous_in_session(self, document: Document) -> Document | None:
+        """The document of its namespace dated the same instant that came last before it: the
+        turn before, when documents are a conversation's turns dated by their session."""
+        if document.content_date is None:
+            return None
+        rows = await self.db.execute_fetchall(
+            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND content_date = ?"
+            " AND seq < ? ORDER BY seq DESC LIMIT 1",
+            [document.namespace, document.content_date, document.seq],
+        )
+        found = to_records(Document, list(rows))
+        return found[0] if found else None
 
     async def namespace(self, name: str) -> Namespace | None:
         rows = await self.namespaces(name=name, limit=1, offset=0)
@@ -192,7 +206,7 @@ class DocumentReads:
     async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
         """A page of chunks with vectors (seq > `after`); live unless their document is retracted."""
         rows = await self.db.execute_fetchall(
-            f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+            f"SELECT c.seq, c.vector, {CHUNK_WORDS}, NOT {CHUNK_RETRACTED} FROM chunks c"
             " WHERE c.namespace = ? AND c.seq > ? AND c.vector IS NOT NULL ORDER BY c.seq LIMIT ?",
             [namespace, after, limit],
         )
@@ -214,7 +228,7 @@ class DocumentReads:
         """The document's embedded chunks as the index holds them (only `chunk_ids`, if given)."""
         among = f" AND c.id IN ({', '.join('?' * len(chunk_ids))})" if chunk_ids else ""
         rows = await self.db.execute_fetchall(
-            f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+            f"SELECT c.seq, c.vector, {CHUNK_WORDS}, NOT {CHUNK_RETRACTED} FROM chunks c"
             f" WHERE c.document_id = ? AND c.vector IS NOT NULL{among} ORDER BY c.seq",
             [document_id, *chunk_ids],
         )
@@ -417,25 +431,28 @@ class DocumentWrites(DocumentReads):
         return True
 
     async def replace_chunks(
-        self, document: Document, pieces: Sequence[tuple[str, int, str, str]], now: float
+        self, document: Document, pieces: Sequence[tuple[str, int, str, str, str]], now: float
     ) -> list[int]:
-        """Make (id, position, heading, text) the document's chunks; return the seqs removed.
+        """Make (id, position, heading, text, context) the document's chunks; return the seqs
+        removed.
 
-        Unchanged text keeps its vector, so a revision re-embeds only what changed.
+        Unchanged text in an unchanged context keeps its vector, so a revision re-embeds only
+        what changed.
         """
         rows = await self.db.execute_fetchall(
-            "SELECT seq, text, vector FROM chunks WHERE document_id = ?", [document.id]
+            "SELECT seq, text, context, vector FROM chunks WHERE document_id = ?", [document.id]
         )
-        vectors = {row[1]: row[2] for row in rows}
+        vectors = {(row[1], row[2]): row[3] for row in rows}
         await self.db.execute("DELETE FROM chunks WHERE document_id = ?", [document.id])
         await self.db.executemany(
-            "INSERT INTO chunks (id, document_id, namespace, position, heading, text, vector, created_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO chunks (id, document_id, namespace, position, heading, text, context,"
+            " vector, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (cid, document.id, document.namespace, pos, heading, text, vectors.get(text), now)
-                for cid, pos, heading, text in pieces
+                (cid, document.id, document.namespace, pos, heading, text, context,
+                 vectors.get((text, context)), now)
+                for cid, pos, heading, text, context in pieces
             ],
-        )
+        )  # fmt: skip
         return [row[0] for row in rows]
 
     async def set_chunk_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:

@@ -30,6 +30,7 @@ from smemd.store.sql.connection import Connection
 from smemd.store.sql.entities import EntityWrites
 from smemd.store.sql.retractions import CHUNK_RETRACTED, SOURCE_FROM_MEMORY
 from smemd.store.sql.rows import (
+    CHUNK_WORDS,
     MEMORY_COLUMNS,
     batches,
     list_json,
@@ -215,7 +216,7 @@ class MemoryReads:
                 sql = f"SELECT m.seq, m.vector, m.text, {LIVE} FROM memories m"
                 sql += f" WHERE m.seq IN ({marks}) AND m.vector IS NOT NULL ORDER BY m.seq"
             else:
-                sql = f"SELECT c.seq, c.vector, c.text, NOT {CHUNK_RETRACTED} FROM chunks c"
+                sql = f"SELECT c.seq, c.vector, {CHUNK_WORDS}, NOT {CHUNK_RETRACTED} FROM chunks c"
                 sql += f" WHERE c.seq IN ({marks}) AND c.vector IS NOT NULL ORDER BY c.seq"
             found += await self.db.execute_fetchall(sql, batch)
         return IndexRows.of(found)

@@ -28,6 +28,8 @@ DOCUMENT_COLUMNS = columns(Document)
 CHUNK_COLUMNS = columns(Chunk)
 MEMORY_COLUMNS = columns(Memory)
 JOB_COLUMNS = columns(Job)
+# What BM25 reads of a chunk `c`: its text and its context (PostgreSQL's `words` are made alike).
+CHUNK_WORDS = "c.text || ' ' || c.context"
 
 
 def to_record(record: type[R], row: Row) -> R:

@@ -570,6 +570,19 @@ async def m0017_ingest_ids(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0018_chunk_context(db: aiosqlite.Connection) -> None:
+    """A chunk's context (the turn before its document, searched with it), and a document's
+    session: the documents of a namespace dated the same instant, in the order they came."""
+    await execute_script(
+        db,
+        """
+        ALTER TABLE chunks ADD COLUMN context TEXT NOT NULL DEFAULT '';
+        CREATE INDEX documents_session ON documents(namespace, content_date, seq)
+            WHERE content_date IS NOT NULL;
+        """,
+    )
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -588,6 +601,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0015_leases", m0015_leases),
     ("0016_namespace_keys", m0016_namespace_keys),
     ("0017_ingest_ids", m0017_ingest_ids),
+    ("0018_chunk_context", m0018_chunk_context),
 ]
 
 

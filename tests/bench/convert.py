@@ -1,0 +1,131 @@
+"""Public conversation sets in the LoCoMo format `tests.bench.retrieval` reads, as development data
+of other kinds than LoCoMo's chit-chat. The data is not ours to commit: fetch it, convert it here,
+and give the output to the bench (README: Benchmarks, which names each source and its licence).
+
+    python3 -m tests.bench.convert longmemeval SRC OUT [--conversations C] [--questions Q]
+        [--distractors D]
+
+`longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
+are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
+one record per file. Each question comes with a haystack of its own (about 40 sessions, half a
+million characters); here Q questions share one conversation, LoCoMo-like: their evidence
+sessions and D other sessions of each one's haystack (drawn by a seeded hash of the question),
+in date order — about as long as one haystack, each question's evidence among the others'. The
+questions are dealt out by type in their file order (abstention questions, with no evidence,
+are left out), C conversations. A turn is `User:` or `Assistant:` and its text; a question's
+category is its type.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
+SPEAKERS = {"user": "User", "assistant": "Assistant"}
+
+
+def longmemeval_records(source: Path) -> Iterator[dict[str, Any]]:
+    if source.is_dir():
+        for path in sorted(source.glob("*.json")):
+            yield json.loads(path.read_text())
+    else:
+        yield from json.loads(source.read_text())
+
+
+def longmemeval(
+    source: Path, conversations: int, questions: int, distractors: int, seed: str = "smem"
+) -> list[dict[str, Any]]:
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for record in longmemeval_records(source):
+        has_evidence = any(t.get("has_answer") for s in record["haystack_sessions"] for t in s)
+        if not record["question_id"].endswith("_abs") and has_evidence:
+            by_type.setdefault(record["question_type"], []).append(record)
+    dealt = [r for group in zip(*by_type.values(), strict=False) for r in group]
+    wanted = conversations * questions
+    if len(dealt) < wanted:
+        dealt = [r for rs in itertools.zip_longest(*by_type.values()) for r in rs if r]
+    return [
+        _longmemeval_sample(f"lme-{n + 1}", dealt[n * questions : (n + 1) * questions],
+                            distractors, seed)
+        for n in range(min(conversations, len(dealt) // questions))
+    ]  # fmt: skip
+
+
+def _longmemeval_sample(
+    name: str, records: list[dict[str, Any]], distractors: int, seed: str
+) -> dict[str, Any]:
+    sessions: dict[str, tuple[datetime, list[dict[str, Any]]]] = {}
+    for record in records:
+        evidence_sessions = set(record["answer_session_ids"])
+        held = list(zip(record["haystack_session_ids"], record["haystack_dates"],
+                        record["haystack_sessions"], strict=True))  # fmt: skip
+
+        def drawn(session_id: str, question: str = record["question_id"]) -> str:
+            return hashlib.blake2b(f"{seed}/{question}/{session_id}".encode()).hexdigest()
+
+        others = sorted((s for s, _, _ in held if s not in evidence_sessions), key=drawn)
+        for session_id, date, turns in held:
+            if session_id in evidence_sessions or session_id in others[:distractors]:
+                sessions.setdefault(session_id, (_lme_date(date), turns))
+    conversation: dict[str, Any] = {"speaker_a": "User", "speaker_b": "Assistant"}
+    where: dict[tuple[str, int], str] = {}  # (session id, turn index) -> dia_id
+    for number, (session_id, (date, turns)) in enumerate(
+        sorted(sessions.items(), key=lambda item: item[1][0]), start=1
+    ):
+        conversation[f"session_{number}_date_time"] = date.strftime(LOCOMO_DATE)
+        conversation[f"session_{number}"] = [
+            {"speaker": SPEAKERS[turn["role"]], "dia_id": f"D{number}:{index}",
+             "text": turn["content"]}
+            for index, turn in enumerate(turns, start=1)
+        ]  # fmt: skip
+        where.update(((session_id, i), f"D{number}:{i}") for i in range(1, len(turns) + 1))
+    qa = []
+    for record in records:
+        evidence = [
+            where[session_id, index]
+            for session_id, turns in zip(record["haystack_session_ids"], record["haystack_sessions"],
+                                         strict=True)
+            for index, turn in enumerate(turns, start=1)
+            if turn.get("has_answer") and (session_id, index) in where
+        ]  # fmt: skip
+        qa.append({"question": record["question"], "answer": str(record["answer"]),
+                   "evidence": evidence, "category": record["question_type"]})  # fmt: skip
+    return {"sample_id": name, "conversation": conversation, "qa": qa}
+
+
+def _lme_date(text: str) -> datetime:
+    """ "2023/05/20 (Sat) 02:21" """
+    day, _, clock = text.partition(" (")
+    return datetime.strptime(f"{day} {clock.partition(') ')[2]}", "%Y/%m/%d %H:%M")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    kinds = parser.add_subparsers(dest="kind", required=True)
+    lme = kinds.add_parser("longmemeval", help="LongMemEval (longmemeval_s.json or a directory)")
+    lme.add_argument("source", type=Path)
+    lme.add_argument("out", type=Path)
+    lme.add_argument("--conversations", type=int, default=6, help="how many (6)")
+    lme.add_argument("--questions", type=int, default=12, help="questions in each (12)")
+    lme.add_argument(
+        "--distractors", type=int, default=3, help="other sessions of each question's haystack (3)"
+    )
+    args = parser.parse_args()
+    samples = longmemeval(args.source, args.conversations, args.questions, args.distractors)
+    args.out.write_text(json.dumps(samples))
+    turns = sum(
+        len(v) for s in samples for k, v in s["conversation"].items() if k.startswith("session_")
+        and not k.endswith("date_time")
+    )  # fmt: skip
+    print(f"{args.out}: {len(samples)} conversations, {turns} turns")
+
+
+if __name__ == "__main__":
+    main()

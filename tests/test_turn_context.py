@@ -1,0 +1,120 @@
+"""A conversation's turns through the real daemon: a turn is searched with the short turn before
+it in its session (its context, shown in the export, never as its text), and one document's
+many results follow other documents' best rather than filling the top."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from smemd.protocol.exports import ChunkRecord
+from tests.conftest import Running
+from tests.test_api import call
+from tests.test_export import records
+from tests.test_memory_api import settle
+
+SESSION = "2024-03-01T10:00:00Z"
+OTHER_SESSION = "2024-03-08T10:00:00Z"
+
+
+async def add_all(running: Running, ns: str, documents: list[dict[str, Any]]) -> None:
+    status, body, _ = await call(
+        running.unix, "POST", f"http://smemd/ns/{ns}/document/batch", json={"documents": documents}
+    )
+    assert status == 200 and not body["failed"], body
+    await settle(running)
+
+
+async def ranked(running: Running, ns: str, query: str, limit: int = 10) -> list[str]:
+    status, body, _ = await call(
+        running.unix, "POST", f"http://smemd/ns/{ns}/search",
+        json={"query": query, "limit": limit, "threshold": 0},
+    )  # fmt: skip
+    assert status == 200, body
+    return [r["metadata"]["turn"] for r in body["results"]]
+
+
+def turn(name: str, text: str, date: str = SESSION) -> dict[str, Any]:
+    return {"content": text, "date": date, "metadata": {"turn": name}}
+
+
+async def exported_chunks(running: Running, ns: str) -> dict[str, str]:
+    """Each chunk's context, by its text."""
+    async with running.unix.get(f"http://smemd/ns/{ns}/export") as response:
+        assert response.status == 200
+        found = records(await response.read())
+    return {r.text: r.context for r in found if isinstance(r, ChunkRecord)}
+
+
+async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> None:
+    question = "Caroline: Wow, what got you into running?"
+    answer = "Melanie: A friend dragged me out one cold morning and I never stopped."
+    talk = [
+        turn("q", question),
+        turn("a", answer),
+        turn("x1", "Melanie: I painted a sunset over the lake last week."),
+        turn("x2", "Melanie: My kids love the beach in summer.", OTHER_SESSION),
+        turn("x3", "Melanie: Thanks, Caroline! Glad we can talk like this.", OTHER_SESSION),
+        turn("x4", "Caroline: Sorry, running late today, the bus was slow.", OTHER_SESSION),
+        *(
+            turn(f"y{i}", f"Melanie: {text}", OTHER_SESSION)
+            for i, text in enumerate(
+                [
+                    "What got me into pottery was my aunt.",
+                    "I got a new puppy, Oscar!",
+                    "We went camping and got rained on.",
+                    "Running a bakery must be hard work.",
+                    "My friend got me a book about stars.",
+                    "I never stopped loving the ocean.",
+                ]
+            )
+        ),
+    ]
+    await add_all(running, "talk", talk)
+    contexts = await exported_chunks(running, "talk")
+    assert contexts[answer] == question  # the turn before, in its session
+    assert contexts[question] == ""  # the first of its session
+    assert contexts["Melanie: My kids love the beach in summer."] == ""  # another session
+    found = await ranked(running, "talk", "What got Melanie into running?", limit=3)
+    assert "a" in found, found
+    # The same turns, each dated apart (no session): the answer alone does not say running.
+    await add_all(
+        running, "apart",
+        [{**t, "date": f"2024-04-{i + 1:02d}T10:00:00Z"} for i, t in enumerate(talk)],
+    )  # fmt: skip
+    assert (await exported_chunks(running, "apart"))[answer] == ""
+    assert "a" not in await ranked(running, "apart", "What got Melanie into running?", limit=3)
+
+
+async def test_a_long_turn_before_is_no_context(running: Running) -> None:
+    long_answer = "Assistant: " + " ".join(
+        f"Point {i}: keep the soil moist and give the seedlings light." for i in range(12)
+    )
+    await add_all(running, "garden", [
+        turn("u1", "User: How do I grow tomatoes?"),
+        turn("a1", long_answer),
+        turn("u2", "User: Thanks, I will try the greenhouse first."),
+    ])  # fmt: skip
+    contexts = await exported_chunks(running, "garden")
+    assert contexts["User: Thanks, I will try the greenhouse first."] == ""
+    assert all(
+        context == "User: How do I grow tomatoes?"
+        for text, context in contexts.items()
+        if text.startswith("Assistant:") or text.startswith("Point")
+    ), contexts
+
+
+async def test_one_long_document_does_not_fill_the_top(running: Running) -> None:
+    manual = "\n\n".join(
+        f"## Kites part {i}\n\n"
+        + f"Kites fly best in steady wind; kite line {i} holds the kite. " * 12
+        for i in range(8)
+    )
+    await add_all(running, "kites", [
+        {"content": manual, "metadata": {"turn": "manual"}},
+        {"content": "Sam flies a red kite at the beach.", "metadata": {"turn": "sam"}},
+        {"content": "Mia built a box kite from bamboo.", "metadata": {"turn": "mia"}},
+        {"content": "Jo lost a kite in a tree.", "metadata": {"turn": "jo"}},
+    ])  # fmt: skip
+    found = await ranked(running, "kites", "kite", limit=6)
+    assert {"sam", "mia", "jo"} <= set(found), found  # the others' best before its tail
+    assert found.count("manual") <= 3, found
