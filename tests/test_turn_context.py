@@ -55,8 +55,8 @@ async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> N
         turn("x2", "Melanie: My kids love the beach in summer.", OTHER_SESSION),
         turn("x3", "Melanie: Thanks, Caroline! Glad we can talk like this.", OTHER_SESSION),
         turn("x4", "Caroline: Sorry, running late today, the bus was slow.", OTHER_SESSION),
-        *(
-            turn(f"y{i}", f"Melanie: {text}", OTHER_SESSION)
+        *(  # each in a session of its own
+            turn(f"y{i}", f"Melanie: {text}", f"2024-02-{i + 1:02d}T10:00:00Z")
             for i, text in enumerate(
                 [
                     "What got me into pottery was my aunt.",

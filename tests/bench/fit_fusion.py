@@ -2,7 +2,8 @@
 checks the fit on conversations it did not see.
 
 The signals of every candidate passage of every question are the real engine's, read from a
-state that `tests.bench.retrieval --state-dir DIR` ingested; the weights are then found by
+state that `tests.bench.retrieval --state-dir DIR` ingested (and its session, which lifts it by
+the best other passage of its session: smemd.engine.recall.ordering); the weights are found by
 coordinate ascent over a grid (the memory vector's weight held, as the scale) to the mean of
 any@10, all@10 and MRR over each set's categories, each category of each set counting alike
 whatever its number of questions. A passage counts once, for the turn it came from. One line
@@ -31,6 +32,7 @@ import numpy as np
 
 from smemd.config import EngineConfig
 from smemd.engine.core import Engine
+from smemd.engine.recall.ordering import lift_sessions
 from smemd.engine.recall.query import Query
 from smemd.engine.recall.scoring import SIGNALS, Fusion
 from smemd.fleet.builtin import MiniLM
@@ -52,6 +54,7 @@ class Asked(NamedTuple):
     evidence: frozenset[str]
     signals: np.ndarray  # (passages, len(SIGNALS))
     turns: list[str | None]
+    sessions: list[float | None]
 
 
 async def gather(state: Path, sets: dict[str, list[Conversation]]) -> list[Asked]:
@@ -69,8 +72,9 @@ async def gather(state: Path, sets: dict[str, list[Conversation]]) -> list[Asked
                     found = await engine.recall.passage_signals(conv.name, query)
                     asked.append(Asked(
                         name, conv.name, question.category, question.evidence,
-                        np.array([s for _, s in found]).reshape(-1, len(SIGNALS)),
-                        [turns.get(_document_of(p)) for p, _ in found],
+                        np.array([c.signals for c in found]).reshape(-1, len(SIGNALS)),
+                        [turns.get(_document_of(c.passage)) for c in found],
+                        [c.session for c in found],
                     ))  # fmt: skip
     finally:
         await engine.store.close()
@@ -93,9 +97,12 @@ def _document_of(passage: object) -> str:
 
 
 def scores(question: Asked, weights: np.ndarray) -> tuple[float, float, float]:
-    """any@10, all@10 and reciprocal rank of one question under `weights`."""
+    """any@10, all@10 and reciprocal rank of one question under `weights` (SIGNALS', then the
+    session's lift)."""
+    based = question.signals @ weights[: len(SIGNALS)]
+    lifted = np.array(lift_sessions(list(based), question.sessions, float(weights[-1])))
     ranked: list[str] = []
-    for i in np.argsort(-(question.signals @ weights), kind="stable"):
+    for i in np.argsort(-lifted, kind="stable"):
         turn = question.turns[i]
         if turn is not None and turn not in ranked:
             ranked.append(turn)
@@ -130,7 +137,7 @@ def fit(questions: list[Asked], start: np.ndarray) -> np.ndarray:
     weights, best = start.copy(), objective(questions, start)
     for _ in range(ROUNDS):
         better = False
-        for j in range(1, len(SIGNALS)):  # the memory vector's weight is the scale
+        for j in range(1, len(weights)):  # the memory vector's weight is the scale
             for value in GRID:
                 trial = weights.copy()
                 trial[j] = value
@@ -148,7 +155,8 @@ def main() -> None:
     args = parser.parse_args()
     sets = {path.name.removesuffix(".json"): load(path) for path in args.paths}
     questions = asyncio.run(gather(args.state, sets))
-    code = Fusion().weights("hybrid")
+    fusion = Fusion()
+    code = np.array([*fusion.weights("hybrid"), fusion.session])
     held_out: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
     for conversation in sorted({q.conversation for q in questions}):
         weights = fit([q for q in questions if q.conversation != conversation], code)
@@ -165,8 +173,9 @@ def main() -> None:
             + " ".join(f"cv_{k}={v:.3f}" for k, v in zip(("any@10", "all@10", "mrr"), cv, strict=True))
         )  # fmt: skip
     fitted = fit(questions, code)
+    names = (*SIGNALS, "session")
     print(
-        "fit_fusion weights " + " ".join(f"{s}={w:g}" for s, w in zip(SIGNALS, fitted, strict=True))
+        "fit_fusion weights " + " ".join(f"{s}={w:g}" for s, w in zip(names, fitted, strict=True))
     )
 
 

@@ -21,9 +21,7 @@ answer is usually in the words ("yesterday", "for three years"), not in the pass
 from __future__ import annotations
 
 import asyncio
-import heapq
 import time
-from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple, Protocol
 
@@ -35,6 +33,7 @@ from smemd.engine.dates.windows import Windows, query_windows
 from smemd.engine.index.lookup import Hits, KindLookup, Lookups
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.quiet import QuietClock
+from smemd.engine.recall.ordering import lift_sessions, session_of, spread
 from smemd.engine.recall.query import Query
 from smemd.engine.recall.scoring import (
     Found,
@@ -79,6 +78,12 @@ class Gathered(NamedTuple):
         return next((t for t in (query.as_of, query.as_of_recorded) if t is not None), self.now)
 
 
+class Candidate(NamedTuple):
+    passage: Passage
+    signals: np.ndarray  # SIGNALS
+    session: float | None
+
+
 class Reranker(Protocol):
     async def rerank(self, query: str, texts: Sequence[str]) -> list[float]: ...
 
@@ -103,17 +108,18 @@ class Recall:
             hits = await self._rerank(query.text, hits)
         return hits[: query.limit]
 
-    async def passage_signals(
-        self, namespace: str, query: Query
-    ) -> list[tuple[Passage, np.ndarray]]:
-        """Every candidate passage of a search with its SIGNALS, unweighted: what the fusion's
-        weights are fitted on (tests/bench/fit_fusion.py)."""
+    async def passage_signals(self, namespace: str, query: Query) -> list[Candidate]:
+        """Every candidate passage of a search with its SIGNALS, unweighted, and its session:
+        what the fusion's weights are fitted on (tests/bench/fit_fusion.py)."""
         gathered = await self._gather(namespace, query)
         score = Scorer(self.fusion, gathered.found, query.mode)
         return [
-            (passage, self._signals(score, passage, gathered, query))
+            Candidate(
+                passage, self._signals(score, passage, gathered, query),
+                session_of(passage, gathered.documents),
+            )
             for passage in self._passages(gathered, query).values()
-        ]
+        ]  # fmt: skip
 
     async def _gather(self, namespace: str, query: Query) -> Gathered:
         """The candidates, their cosines, and the rows they are (with the documents a passage
@@ -232,9 +238,14 @@ class Recall:
     def _rank(self, gathered: Gathered, query: Query) -> list[Hit]:
         found, at = gathered.found, gathered.at(query)
         score = Scorer(self.fusion, found, query.mode)
+        passages = list(self._passages(gathered, query).values())
+        bases = lift_sessions(
+            [float(score.weights @ self._signals(score, p, gathered, query)) for p in passages],
+            [session_of(p, gathered.documents) for p in passages],
+            self.fusion.session,
+        )
         hits: list[Hit] = []
-        for passage in self._passages(gathered, query).values():
-            base = float(score.weights @ self._signals(score, passage, gathered, query))
+        for passage, base in zip(passages, bases, strict=True):
             for item in score.members(passage, query.threshold):
                 value = base
                 if isinstance(item, Chunk):
@@ -248,33 +259,11 @@ class Recall:
                         value *= 0.5 ** (age_days / query.half_life_days)
                     hit = Hit(score=value, similarity=found.similarity("m", item.seq), memory=item)
                 hits.append(hit)
-        return _spread(hits, self.fusion.repeat)
+        return spread(hits, self.fusion.repeat, source_of)
 
 
-def _spread(hits: list[Hit], repeat: float) -> list[Hit]:
-    """Best first, each further result of one document (or of one memory with none) at `repeat`
-    times the one before it: a long document's many chunks and memories follow other documents'
-    best instead of filling the top. Members of a passage come in its order (smemd.engine.recall.
-    scoring.Scorer.members), as sorting is stable."""
-    queue = [(-hit.score, i) for i, hit in enumerate(hits)]
-    heapq.heapify(queue)
-    shown: Counter[str] = Counter()
-    ranked: list[Hit] = []
-    while queue:
-        negative, i = heapq.heappop(queue)
-        hit = hits[i]
-        source = _source_of(hit)
-        due = hit.score * repeat ** shown[source]
-        if -negative > due:  # its document was listed meanwhile: it waits its turn at `due`
-            heapq.heappush(queue, (-due, i))
-            continue
-        hit.score = due
-        shown[source] += 1
-        ranked.append(hit)
-    return ranked
-
-
-def _source_of(hit: Hit) -> str:
+def source_of(hit: Hit) -> str:
+    """The document a result came from (a memory of none: the memory itself)."""
     if hit.chunk is not None:
         return hit.chunk.document_id
     assert hit.memory is not None

@@ -26,11 +26,14 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     """
 
     memory_vector: float = 0.6  # the cosine of its best memory
-    chunk_vector: float = 0.3  # its chunk's cosine (the chunk read with its context)
+    chunk_vector: float = 0.45  # its chunk's cosine (the chunk read with its context)
     memory_lexical: float = 0.05  # BM25, scaled to 0..1 over its list
     chunk_lexical: float = 0.15
     date: float = 0.3  # the query names a date or period and the passage is dated in it
-    told_time: float = 0.3  # the query asks when and the passage says when
+    told_time: float = 0.2  # the query asks when and the passage says when
+    # A passage gains this times the best score of another passage of its session (the date of
+    # its document): a conversation's evidence gathers in its sessions.
+    session: float = 0.15
     repeat: float = 0.3  # each further result from one document scores this times the one before
     depth: int = 40
 
