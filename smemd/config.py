@@ -97,7 +97,12 @@ class ApiConfig(Section):
 
 class DaemonConfig(Section):
     log_level: LogLevel = "info"
+    # json: one object a line, for a collector (fields in smemd/log.py); text is for people.
+    log_format: Literal["text", "json"] = "text"
     shutdown_timeout_s: Annotated[float, msgspec.Meta(gt=0, le=3600)] = 10.0
+    # /v1/ready fails below this much free space on the state dir's file system, where the
+    # SQLite store, the saved indexes, backups and imports are written; 0: no floor.
+    min_free_mb: Annotated[int, msgspec.Meta(ge=0)] = 256
 
 
 class NodeConfig(Section):

@@ -158,6 +158,7 @@ class Daemon:
         self._stack.push_async_callback(engine.stop)
         self.state.engine = engine
         self.state.fleet = fleet
+        self.state.metrics.attach(engine, fleet, self.config.state_dir)
         log.daemon.info(
             "engine ready: %s fleet, embedder %s, store %s",
             fleet.kind,

@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--listen", metavar="HOST:PORT", help="overrides [api] listen; port 0 picks one"
     )
     parser.add_argument("--log-level", metavar="LEVEL", help="overrides [daemon] log-level")
+    parser.add_argument(
+        "--log-format", metavar="FORMAT", help="overrides [daemon] log-format: text or json"
+    )
     action = parser.add_mutually_exclusive_group()
     action.add_argument("--check-config", action="store_true", help="validate the config and exit")
     action.add_argument(
@@ -64,6 +67,7 @@ def main(argv: list[str] | None = None) -> int:
         ("paths", "socket"): args.socket,
         ("api", "listen"): args.listen,
         ("daemon", "log-level"): args.log_level,
+        ("daemon", "log-format"): args.log_format,
     }
     try:
         config = load(args.config, overrides={k: v for k, v in flags.items() if v is not None})
@@ -78,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_OK
     if args.restore is not None:
         return _restore(config, args.restore, replace=args.replace)
-    log.setup(config.daemon.log_level)
+    log.setup(config.daemon.log_level, config.daemon.log_format)
     limit_blas_threads()
     from smemd.daemon import Daemon  # numpy comes with it: after the thread limit
 

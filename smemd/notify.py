@@ -1,10 +1,14 @@
-"""The systemd notify protocol, without a dependency: one datagram per message."""
+"""The systemd notify protocol, without a dependency: one datagram per message; and the
+watchdog, fed only while the event loop answers."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import os
 import socket
+import threading
+import time
 
 from smemd import log
 
@@ -41,7 +45,77 @@ def watchdog_interval() -> float | None:
 
 
 async def keep_watchdog(interval: float) -> None:
-    """Ping from the event loop itself, so a blocked loop stops the pings and systemd notices."""
-    while True:
-        notify("WATCHDOG=1")
-        await asyncio.sleep(interval)
+    """Feed the watchdog (see Watchdog) until cancelled."""
+    watchdog = Watchdog(asyncio.get_running_loop(), interval)
+    watchdog.start()
+    try:
+        await asyncio.Future()  # until cancelled
+    finally:
+        watchdog.stop()
+
+
+class Watchdog:
+    """WATCHDOG=1 every `interval`, each only after the event loop has run, within that
+    interval, a probe put on it from this thread. A loop blocked longer (a CPU-bound call, a
+    read of a dead disk) stops the pings, and systemd restarts smemd once WatchdogSec passes
+    without one; the thread also logs the stall, which the blocked loop itself could not."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop, interval: float) -> None:
+        self.loop = loop
+        self.interval = interval
+        self._answered = 0  # the last probe the loop has run
+        self._should_stop = False
+        self._changed = threading.Condition()
+        self._thread = threading.Thread(target=self._feed, name="smemd-watchdog", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        with self._changed:
+            self._should_stop = True
+            self._changed.notify()
+        self._thread.join()
+
+    def _feed(self) -> None:
+        probe = 0
+        stalled_since: float | None = None  # when the loop last failed to answer in time
+        while True:
+            probe += 1
+            sent = time.monotonic()
+            try:
+                self.loop.call_soon_threadsafe(self._answer, probe)
+            except RuntimeError:  # the loop is closed: nothing left to watch
+                return
+            with self._changed:
+                is_answered = self._changed.wait_for(
+                    functools.partial(self._is_answered, probe), self.interval
+                )
+                if self._should_stop:
+                    return
+            if is_answered:
+                notify("WATCHDOG=1")
+                if stalled_since is not None:
+                    log.daemon.warning(
+                        "event loop answers again after %.1f s", time.monotonic() - stalled_since
+                    )
+                    stalled_since = None
+            elif stalled_since is None:
+                stalled_since = sent
+                log.daemon.error(
+                    "event loop has not answered for %g s: the watchdog is not fed",
+                    self.interval,
+                )
+            with self._changed:
+                rest = sent + self.interval - time.monotonic()
+                if self._changed.wait_for(lambda: self._should_stop, max(rest, 0.0)):
+                    return
+
+    def _is_answered(self, probe: int) -> bool:
+        return self._should_stop or self._answered >= probe
+
+    def _answer(self, probe: int) -> None:
+        """On the loop: it runs."""
+        with self._changed:
+            self._answered = probe
+            self._changed.notify()

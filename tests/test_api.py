@@ -12,7 +12,7 @@ import aiohttp
 import pytest
 from aiohttp import web
 
-from smemd import __version__
+from smemd import __version__, log
 from tests.conftest import Running, StartDaemon
 
 TOKEN = "t0ken-for-tests"
@@ -202,6 +202,7 @@ async def test_request_id_is_returned_and_logged(
     running: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="smemd.access")
+    caplog.handler.addFilter(log.RequestIds())  # as smemd's own handler marks each line
     _, _, response = await call(
         running.tcp, "GET", running.url("/v1/health"), headers={"X-Request-Id": "abc-123"}
     )
@@ -211,22 +212,30 @@ async def test_request_id_is_returned_and_logged(
     )
     generated = response.headers["X-Request-Id"]
     assert len(generated) == 16 and generated != "x" * 200
-    lines = [r.getMessage() for r in caplog.records if r.name == "smemd.access"]
-    assert any("rid=abc-123" in line and "GET /v1/health" in line for line in lines)
-    assert any(f"rid={generated}" in line and " 404 " in line for line in lines)
+    lines = [
+        (getattr(r, "request_id", ""), r.getMessage())
+        for r in caplog.records
+        if r.name == "smemd.access"
+    ]
+    assert any(rid == "abc-123" and "GET /v1/health" in line for rid, line in lines)
+    assert any(rid == generated and " 404 " in line for rid, line in lines)
 
 
 async def test_metrics_count_requests_by_route_and_status(running: Running) -> None:
+    from tests.metrics_scrape import scrape, value
+
     for _ in range(3):
         await call(running.unix, "GET", "http://smemd/v1/health")
     await call(running.unix, "GET", "http://smemd/v1/nope")
-    status, text, response = await call(running.unix, "GET", "http://smemd/v1/metrics")
-    assert status == 200 and response.content_type == "text/plain"
-    assert 'smem_http_requests_total{route="/v1/health",method="GET",status="200"} 3' in text
-    assert 'smem_http_requests_total{route="unmatched",method="GET",status="404"} 1' in text
-    assert 'smem_http_request_duration_seconds_count{route="/v1/health"} 3' in text
-    assert 'smem_http_request_duration_seconds_bucket{route="/v1/health",le="+Inf"} 3' in text
-    assert "smem_uptime_seconds " in text
+    samples, types = await scrape(running)
+    requests = "smem_http_requests_total"
+    assert value(samples, requests, route="/v1/health", method="GET", status=200) == 3
+    assert value(samples, requests, route="unmatched", method="GET", status=404) == 1
+    duration = "smem_http_request_duration_seconds"
+    assert value(samples, duration + "_count", route="/v1/health") == 3
+    assert value(samples, duration + "_bucket", route="/v1/health", le="+Inf") == 3
+    assert types[duration] == "histogram" and types["smem_http_requests"] == "counter"
+    assert value(samples, "smem_uptime_seconds") > 0
 
 
 async def test_activity_counts_this_minute(running: Running) -> None:
@@ -253,9 +262,10 @@ async def test_unexpected_failure_is_a_500_in_the_error_shape(
         raise RuntimeError("secret internals")
 
     running = await start_daemon(routes=[web.get("/test/broken", broken)])
+    caplog.handler.addFilter(log.RequestIds())  # as smemd's own handler marks each line
     status, body, response = await call(running.tcp, "GET", running.url("/test/broken"))
     assert_error(status, body, 500)
     assert "secret internals" not in body["error"] + body["details"]
     rid = response.headers["X-Request-Id"]
     assert rid in body["details"]
-    assert any(r.exc_info and rid in r.getMessage() for r in caplog.records)
+    assert any(r.exc_info and getattr(r, "request_id", "") == rid for r in caplog.records)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import re
 import socket
 import time
@@ -27,8 +26,8 @@ _CLIENT_REQUEST_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 # A bearer token's characters (RFC 6750 b64token); anything else is no token, and is never
 # encoded, compared or logged.
 _TOKEN68 = re.compile(r"[A-Za-z0-9._~+/-]{1,4096}=*")
-# The id of the request being handled, for log lines written while it runs.
-request_id: contextvars.ContextVar[str] = contextvars.ContextVar("request_id", default="-")
+# The id of the request being handled: smemd.log marks every line written while it runs.
+request_id = log.request_id
 
 
 def route_label(request: web.Request) -> str:
@@ -92,15 +91,19 @@ async def observe(request: web.Request, handler: Handler) -> web.StreamResponse:
         is_page = matched is not None and matched.page  # the console's files: not kept as recent
         seen = None if is_page else Seen(request.method, status, rid)
         state.activity.observe(route, elapsed, seen=seen)
+        caller = request.get(PRINCIPAL)  # None: refused before authorize knew who it was
+        fields = {
+            "route": route,  # the template, never the path or query: a search's text is content
+            "method": request.method,
+            "status": status,
+            "duration_ms": round(elapsed * 1000, 2),
+            "listener": "unix" if is_local(request) else request.remote or "-",
+            "token": caller.name if caller else None,  # the token's name, never its secret
+        }
         log.access.info(
-            '%s "%s %s" %d %.2fms rid=%s',
-            "unix" if is_local(request) else request.remote,
-            request.method,
-            request.path_qs,
-            status,
-            elapsed * 1000,
-            rid,
-        )
+            '%s "%s %s" %d %.2fms token=%s', fields["listener"], request.method, route, status,
+            fields["duration_ms"], fields["token"] or "-", extra={"fields": fields},
+        )  # fmt: skip
 
 
 def _stopping_reply() -> web.Response:
@@ -124,9 +127,7 @@ async def render_errors(request: web.Request, handler: Handler) -> web.StreamRes
     except ConnectionError:  # the client left while its reply was being made: nobody to tell
         return _error_reply(ClientGone("client went away", "the connection closed"))
     except Exception:
-        log.api.exception(
-            "unhandled error in %s %s rid=%s", request.method, request.path, request_id.get()
-        )
+        log.api.exception("unhandled error in %s %s", request.method, request.path)
         return error_reply(500, "internal error", f"logged with request id {request_id.get()}")
 
 

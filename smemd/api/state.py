@@ -27,7 +27,6 @@ class ApiState:
     started_monotonic: float = field(default_factory=time.monotonic)
     pid: int = field(default_factory=os.getpid)
     listeners: Listeners = field(default_factory=lambda: Listeners(tcp="", socket=""))
-    metrics: Metrics = field(default_factory=Metrics)
     activity: Activity = field(default_factory=Activity)
     # Handler tasks still running, so shutdown can cut them at its deadline and say how many.
     in_flight: set[asyncio.Task[object]] = field(default_factory=set)
@@ -46,9 +45,11 @@ class ApiState:
     connections: dict[str, Listener] = field(default_factory=dict)
 
     tokens: Tokens = field(init=False)
+    metrics: Metrics = field(init=False)
 
     def __post_init__(self) -> None:
         self.tokens = Tokens(self.config.api)
+        self.metrics = Metrics(self.connections)
 
     @property
     def max_body_bytes(self) -> int:

@@ -192,6 +192,7 @@ class CardManager:
 
     async def _up(self, rec: NodeRecord) -> bool:
         """One run of the bring-up sequence; False (with the reason kept) when it failed."""
+        rec.boots += 1
         link = await self.ctx.link(rec.target)
         link.suppress(True)
         try:

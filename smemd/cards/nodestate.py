@@ -44,6 +44,7 @@ class NodeView(msgspec.Struct, kw_only=True, frozen=True):
     health: dict[str, bool] = {}  # by role, from the last check
     restarts: int = 0  # model servers restarted over ssh
     reboots: int = 0  # by the ladder or the admin
+    boots: int = 0  # bring-ups begun (each attempt)
 
 
 class NodeRecord:
@@ -60,6 +61,7 @@ class NodeRecord:
         self.strikes = 0  # checks failed in a row
         self.restarts = 0
         self.reboots = 0
+        self.boots = 0
         self.initial_backoff = backoff
         self.backoff = backoff
         self.next_action = 0.0  # monotonic: no ladder action before then
@@ -100,6 +102,7 @@ class NodeRecord:
             id=t.node, state=self.state, lane=self.lane, address=t.address, card=t.card,
             cpu=t.cpu, last_error=self.last_error, since=self.since, uptime_s=up,
             health=dict(self.health), restarts=self.restarts, reboots=self.reboots,
+            boots=self.boots,
         )  # fmt: skip
 
 

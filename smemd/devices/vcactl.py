@@ -28,6 +28,7 @@ from smemd.devices.vcactl_output import (
     parse_status,
 )
 from smemd.errors import SmemError
+from smemd.tallies import Tally, Timings
 
 # Named as before the move out of smemd.cards: /v1/log-level and journal filters use the name.
 log = logging.getLogger("smemd.cards")
@@ -126,6 +127,10 @@ class Vcactl:
         self.cards = cards
         # vcactl has a per-node boot lock and one config mutex: one call per node at a time.
         self._locks: dict[Node, asyncio.Lock] = {}
+        # Each call's seconds by command, and the calls that failed by command and error code
+        # (smemd.api.metrics writes them out).
+        self.seconds = Timings()
+        self.failures = Tally()
 
     async def status(
         self, card: int | None = None, cpu: int | None = None, *, timeout: float | None = None,  # noqa: ASYNC109
@@ -229,8 +234,14 @@ class Vcactl:
             # is the process's: the wait for a lock is bounded by the holder's own timeout.
             for node in sorted(self._nodes(card, cpu)):
                 await held.enter_async_context(self._lock(node))
-            done = await self._execute(argv, self.timeout if timeout is None else timeout)
-        self._check(done, self._nodes(card, cpu))
+            command = args[0] if args else ""
+            try:
+                with self.seconds.timing(command):
+                    done = await self._execute(argv, self.timeout if timeout is None else timeout)
+                self._check(done, self._nodes(card, cpu))
+            except VcactlError as err:
+                self.failures.add(command, err.code)
+                raise
         return done
 
     def _lock(self, node: Node) -> asyncio.Lock:

@@ -40,6 +40,7 @@ from smemd.paths import INDEX_DIR_NAME
 from smemd.store.protocol import EVERY_NAMESPACE, Store
 from smemd.store.records import Job, Namespace, Peer
 from smemd.store.scope import EVERY, Scope
+from smemd.tallies import Tally, Timings
 
 log = logging.getLogger("smemd.engine")
 
@@ -202,6 +203,15 @@ class Engine:
     async def other_daemons(self) -> list[Peer]:
         """The other daemons on a shared store heard from lately (none on SQLite's)."""
         return await self.peers.others() if self.store.shared else []
+
+    async def open_job_phases(self) -> dict[str, int]:
+        """Open ingest jobs by the phase they are in."""
+        async with self.store.read() as reader:
+            return await reader.open_job_phases()
+
+    def store_tallies(self) -> tuple[Timings, Tally]:
+        """The store's writer waits (seconds) and its faults by code, as metrics read them."""
+        return self.store.writer_wait, self.store.faults
 
     def store_identity(self) -> tuple[str, str, str]:
         """The store's kind, where it is (never a secret) and its engine's version."""

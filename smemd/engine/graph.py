@@ -53,7 +53,9 @@ class Graphs:
                 # One more than fits, so a namespace with more documents reads as truncated.
                 seeds = await reader.newest_document_ids(namespace, limit + 1)
         if text is not None:
-            hits = await self.recall.search(namespace, Query(text=text, limit=SEED_HITS))
+            hits = await self.recall.search(
+                namespace, Query(text=text, limit=SEED_HITS), purpose="graph"
+            )
             for hit in hits:
                 found = (
                     hit.memory.id if hit.memory else hit.chunk.document_id if hit.chunk else None

@@ -114,8 +114,9 @@ class Memories:
     ) -> Forgotten:  # fmt: skip
         """Forget what a natural-language query selects; a dry run only shows the selection."""
         hits = await self.recall.search(
-            namespace, Query(text=query, mode="memories", limit=limit, threshold=threshold)
-        )
+            namespace, Query(text=query, mode="memories", limit=limit, threshold=threshold),
+            purpose="forget",
+        )  # fmt: skip
         selected = [h.memory for h in hits if h.memory is not None]
         scores = {h.memory.id: h.similarity for h in hits if h.memory is not None}
         if dry_run:

@@ -136,11 +136,21 @@ async def fetch(
         ):
             return await _follow(session, start, guard, limits)
     except TimeoutError as err:  # aiohttp's own timeouts are TimeoutErrors too
-        raise FetchTimeout(f"{url}: timed out ({_which_timeout(err, limits)})") from err
+        raise FetchTimeout(f"{shown(start)}: timed out ({_which_timeout(err, limits)})") from err
     except aiohttp.ClientConnectorDNSError as err:
-        raise FetchUnreachable(f"{url}: cannot resolve {err.host}: {err.os_error}") from err
+        raise FetchUnreachable(
+            f"{shown(start)}: cannot resolve {err.host}: {err.os_error}"
+        ) from err
     except aiohttp.ClientError as err:
-        raise FetchUnreachable(f"{url}: {type(err).__name__}: {err}") from err
+        raise FetchUnreachable(f"{shown(start)}: {type(err).__name__}: {err}") from err
+
+
+def shown(url: yarl.URL) -> str:
+    """The URL as errors and the log give it: without its user, password, query and fragment,
+    which may be secrets (basic auth, a signed link) that a failed job's warning would print."""
+    if url.absolute:  # a URL without a host has no user to drop
+        url = url.with_user(None)
+    return str(url.with_query(None).with_fragment(None))
 
 
 def _which_timeout(err: TimeoutError, limits: FetchLimits) -> str:
@@ -161,35 +171,35 @@ async def _follow(
                 await guard.check(url)  # aiohttp connects to a literal without asking the resolver
             resp = await session.get(url, allow_redirects=False)
         except Refused as err:
-            via = "" if url == start else f" (redirected to {url})"
-            log.info("fetch %s%s: refused: %s", start, via, err)
-            raise FetchRefused(f"{start}{via}: refused: {err}") from err
+            via = "" if url == start else f" (redirected to {shown(url)})"
+            log.info("fetch %s%s: refused: %s", shown(start), via, err)
+            raise FetchRefused(f"{shown(start)}{via}: refused: {err}") from err
         async with resp:
             if resp.status in _REDIRECTS and "Location" in resp.headers:
                 try:
                     url = url.join(yarl.URL(resp.headers["Location"]))
                 except ValueError as err:
-                    raise FetchError(f"{url}: bad redirect: {err}") from None
+                    raise FetchError(f"{shown(url)}: bad redirect: {err}") from None
                 log.debug("fetch: hop %d redirected to %s", hop + 1, url)
                 continue
             if not 200 <= resp.status < 300:
-                reason = f"{url}: HTTP {resp.status} {resp.reason or ''}".rstrip()
+                reason = f"{shown(url)}: HTTP {resp.status} {resp.reason or ''}".rstrip()
                 raise FetchStatus(reason, resp.status)
             body = await _read(resp, limits.max_bytes)
             content_type = resp.headers.get("Content-Type", "")
             return Fetched(url=str(url), content_type=content_type, body=body, status=resp.status)
-    raise FetchError(f"{start}: more than {limits.max_redirects} redirects")
+    raise FetchError(f"{shown(start)}: more than {limits.max_redirects} redirects")
 
 
 async def _read(resp: aiohttp.ClientResponse, max_bytes: int) -> bytes:
     """The body, stopping as soon as it passes max_bytes (the connection is then dropped)."""
     if resp.content_length is not None and resp.content_length > max_bytes:
         resp.close()
-        raise FetchTooLarge(f"{resp.url}: {resp.content_length} bytes is over {max_bytes}")
+        raise FetchTooLarge(f"{shown(resp.url)}: {resp.content_length} bytes is over {max_bytes}")
     body = bytearray()
     async for chunk in resp.content.iter_chunked(_CHUNK):
         body += chunk
         if len(body) > max_bytes:
             resp.close()
-            raise FetchTooLarge(f"{resp.url}: more than {max_bytes} bytes")
+            raise FetchTooLarge(f"{shown(resp.url)}: more than {max_bytes} bytes")
     return bytes(body)

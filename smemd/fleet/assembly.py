@@ -27,6 +27,7 @@ from smemd.fleet.local import LocalServerError, ServerProcess
 from smemd.fleet.pause import PauseWatcher, lendability
 from smemd.fleet.pool import Node, Pool, Role
 from smemd.fleet.turns import LaneModel, Turns
+from smemd.tallies import Tally, Timings
 
 log = logging.getLogger("smemd.fleet")
 
@@ -52,13 +53,16 @@ class Fleet:
         self.interactive_llm: LaneChatter | None = None
         self.background_llm: LaneChatter | None = None
         self.cards: Cards | None = None  # the vca2 fleet's card manager and telemetry
+        # Model calls by node, role and outcome, and their seconds, whoever runs the models.
+        self.calls = Tally()
+        self.call_seconds = Timings()
         self._stack = contextlib.AsyncExitStack()
 
     async def __aenter__(self) -> Fleet:
         try:
             if self.kind == "builtin":
                 model = await asyncio.to_thread(load_embedder)
-                turns = Turns()  # searches ahead of ingest, on the one model
+                turns = Turns(self.calls, self.call_seconds)  # searches ahead of ingest
                 self.interactive = LaneModel(model, "interactive", turns)
                 self.background = LaneModel(model, "background", turns)
             elif self.kind == "hosts":
@@ -133,7 +137,7 @@ class Fleet:
     ) -> None:  # fmt: skip
         """Put the nodes in a pool, learn the embedder behind them (or hold them to the one
         `known`), and watch their health."""
-        self.pool = Pool(nodes, paused=paused)
+        self.pool = Pool(nodes, paused=paused, calls=self.calls, call_seconds=self.call_seconds)
         if known is None:
             known = await _learn_embedder(self.pool)
             await asyncio.to_thread(identity.remember, self.config.state_dir, known)

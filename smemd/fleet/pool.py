@@ -20,6 +20,7 @@ from typing import Literal, TypeVar
 
 from smemd.errors import Unavailable
 from smemd.fleet.llama import LlamaClient, LlamaError, LlamaUnavailable
+from smemd.tallies import Tally, Timings
 
 log = logging.getLogger("smemd.fleet")
 
@@ -63,7 +64,12 @@ class Pool:
     def __init__(
         self, nodes: Iterable[Node], *, paused: Callable[[], frozenset[str]] = frozenset,
         retries: int = 2, failures_to_open: int = 3, open_seconds: float = 5.0,
+        calls: Tally | None = None, call_seconds: Timings | None = None,
     ) -> None:  # fmt: skip
+        """`calls` counts each call by node, role and outcome (`ok`, `failed`: another node
+        may take it, `refused`: the request's own fault), `call_seconds` times them."""
+        self.calls = calls or Tally()
+        self.call_seconds = call_seconds or Timings()
         self.nodes = {node.name: node for node in nodes}
         self.paused = paused
         self.retries = retries
@@ -82,9 +88,11 @@ class Pool:
                 break
             tried.add(node.name)
             node.in_flight[lane] += 1
+            started = time.perf_counter()
             try:
                 result = await op(node.clients[role])
             except LlamaError as err:
+                self.calls.add(node.name, role, "failed" if err.retryable else "refused")
                 if not err.retryable:  # the request's own fault: another node would refuse it too
                     raise
                 self._failed(node, err)
@@ -92,8 +100,10 @@ class Pool:
                 continue
             finally:
                 node.in_flight[lane] -= 1
+                self.call_seconds.observe(time.perf_counter() - started, node.name, role)
                 await self._notify()
             node.failures = 0
+            self.calls.add(node.name, role, "ok")
             return result
         if last is not None:
             raise last

@@ -18,22 +18,29 @@ end of the batch in its thread.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Sequence
 
 import numpy as np
 
 from smemd.fleet.builtin import DIMENSION, InProcess, Kind, Vectors
 from smemd.fleet.pool import Lane
+from smemd.tallies import Tally, Timings
 
 # Texts in one background batch. A chunk is up to 256 tokens, and 8 of them take tens of
 # milliseconds on two cores: the longest a search's embedding shares the cores with ingest.
 BACKGROUND_BATCH = 8
+BUILTIN = "builtin"  # the node the in-process model is, in the counts of model calls
 
 
 class Turns:
     """Who is at the model: interactive calls counted, background batches one at a time."""
 
-    def __init__(self) -> None:
+    def __init__(self, calls: Tally | None = None, call_seconds: Timings | None = None) -> None:
+        """`calls` counts each call to the model by lane and outcome (node `builtin`, role
+        `embed`), `call_seconds` times them, as the pool does for its nodes."""
+        self.calls = calls or Tally()
+        self.call_seconds = call_seconds or Timings()
         self._interactive = 0
         self._quiet = asyncio.Event()  # set while no interactive call runs
         self._quiet.set()
@@ -43,7 +50,7 @@ class Turns:
         self._interactive += 1
         self._quiet.clear()
         try:
-            return await model.embed(texts, kind=kind)
+            return await self._counted(model.embed(texts, kind=kind))
         finally:
             self._interactive -= 1
             if not self._interactive:
@@ -55,10 +62,22 @@ class Turns:
             async with self._background:
                 while not self._quiet.is_set():  # cleared again by a call that came meanwhile
                     await self._quiet.wait()
-                out[start : start + BACKGROUND_BATCH] = await model.embed(
-                    texts[start : start + BACKGROUND_BATCH], kind=kind
+                out[start : start + BACKGROUND_BATCH] = await self._counted(
+                    model.embed(texts[start : start + BACKGROUND_BATCH], kind=kind)
                 )
         return out
+
+    async def _counted(self, call: Awaitable[Vectors]) -> Vectors:
+        started = time.perf_counter()
+        try:
+            vectors = await call
+        except Exception:
+            self.calls.add(BUILTIN, "embed", "failed")
+            raise
+        finally:
+            self.call_seconds.observe(time.perf_counter() - started, BUILTIN, "embed")
+        self.calls.add(BUILTIN, "embed", "ok")
+        return vectors
 
 
 class LaneModel:

@@ -61,6 +61,7 @@ from smemd.store.records import (
     Version,
 )
 from smemd.store.scope import EVERY, Scope
+from smemd.tallies import Tally, Timings
 
 # The scan turn of reads across namespaces: no namespace can be named so.
 EVERY_NAMESPACE = "*"
@@ -154,6 +155,7 @@ class JobReading(Protocol):
         self, namespace: str | None = None, scope: Scope = EVERY
     ) -> dict[str, int]: ...
     async def open_job_count(self, namespace: str) -> int: ...
+    async def open_job_phases(self) -> dict[str, int]: ...
     async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]: ...
     async def lease_holder(self, job_id: str) -> str | None: ...
     async def peers(self, since: float) -> list[Peer]: ...
@@ -490,3 +492,8 @@ class Store(Protocol):
         (smemd.backup), and what each namespace holds in it; Conflict for a store whose
         backups are its server's."""
         ...
+
+    # What the store counts for the metrics: the seconds a write waited for the writer, and
+    # its faults by code (storage_full, storage_unavailable, timed_out).
+    writer_wait: Timings
+    faults: Tally

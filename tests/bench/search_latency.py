@@ -6,12 +6,14 @@ in-process figure runs the engine's real search path with a stand-in embedder th
 random query vector (embedding excluded); the HTTP figure runs the real daemon on the same
 store, so it includes MiniLM embedding the query. One line per run:
 
-  search_latency n=10000 engine_p50=… engine_p95=… http_p50=… http_p95=… rss_mb=… cold_ms=… scan1m_ms=… | n=100000 …
+  search_latency n=10000 engine_p50=… engine_p95=… http_p50=… http_p95=… rss_mb=… cold_ms=…
+  scrape_p50_ms=… scrape_p95_ms=… scan1m_ms=… | n=100000 …
 
 `scan1m_ms` is a plain float32 scan of 1M x 384 timed after each size: this machine's speed
 varies by 2-3x over an hour, and lines are read against it. `cold_ms` is the daemon's start to
 its first search answered (the engine run before it has built and saved a large namespace's
-graph, as a daemon does at its first load). `--state DIR` fills DIR once and reuses it: a 1M
+graph, as a daemon does at its first load). `scrape_*` is `GET /v1/metrics` (target <= 20 ms
+at 100k). `--state DIR` fills DIR once and reuses it: a 1M
 fill takes minutes and its first graph build about a quarter of an hour on 2 cores; later runs
 load the saved graph. ANN recall is `ann_recall`'s figure.
 `--store postgres` measures each size on SQLite and then on a PostgreSQL database
@@ -174,6 +176,22 @@ def http_latency(daemon: DaemonProcess, queries: list[str]) -> list[float]:
     return samples
 
 
+def scrape_latency(daemon: DaemonProcess, times: int = 30) -> list[float]:
+    """Milliseconds of each `GET /v1/metrics`, as a Prometheus scrape of the daemon takes them."""
+    conn = UnixConnection(daemon.socket, timeout=60)
+    samples = []
+    try:
+        for _ in range(times + 3):  # the first few warm up
+            started = time.perf_counter()
+            conn.request("GET", "/v1/metrics")
+            response = conn.getresponse()
+            response.read()
+            samples.append((time.perf_counter() - started) * 1000)
+    finally:
+        conn.close()
+    return samples[3:]
+
+
 def first_answer(daemon: DaemonProcess, text: str, started: float) -> float:
     """Milliseconds from the daemon's start to its first search answered: while the namespace
     loads a search answers 503 (Retry-After), and is asked again a quarter second later."""
@@ -241,6 +259,7 @@ def measure(count: int, kept: Path | None, dsn: str = "") -> str:
         try:
             cold = first_answer(daemon, texts[0], started)
             web = http_latency(daemon, texts)
+            scrapes = scrape_latency(daemon)
             assert daemon.proc is not None
             rss = rss_mb(daemon.proc.pid)
         finally:
@@ -251,7 +270,8 @@ def measure(count: int, kept: Path | None, dsn: str = "") -> str:
     return (
         f"n={count} engine_p50={statistics.median(engine):.2f} engine_p95={p(engine, 0.95):.2f}"
         f" http_p50={statistics.median(web):.2f} http_p95={p(web, 0.95):.2f} rss_mb={rss:.0f}"
-        f" cold_ms={cold:.0f} scan1m_ms={scan_1m_ms():.1f}"
+        f" cold_ms={cold:.0f} scrape_p50_ms={statistics.median(scrapes):.2f}"
+        f" scrape_p95_ms={p(scrapes, 0.95):.2f} scan1m_ms={scan_1m_ms():.1f}"
     )
 
 

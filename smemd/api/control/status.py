@@ -1,4 +1,5 @@
-"""smem's own /v1 routes about the daemon itself: health, status, metrics, activity, tokens."""
+"""smem's own /v1 routes about the daemon itself: health, readiness (its checks in `readiness`),
+status, metrics, activity, tokens."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from aiohttp import web
 from smemd import __version__, log
 from smemd.api.access import ANONYMOUS, PUBLIC, principal
 from smemd.api.control.calibration import dreaming_status
+from smemd.api.control.readiness import CHECK_TIMEOUT_S, ready
 from smemd.api.state import STATE, ApiState
 from smemd.api.wire import decode, reply
 from smemd.errors import SmemError
@@ -25,6 +27,7 @@ from smemd.protocol import (
     StoreStatus,
     TokenList,
 )
+from smemd.protocol.readiness import Readiness
 
 HEURISTICS = ["extraction", "reconciliation", "answers"]
 RETRY_AFTER_S = 5
@@ -109,7 +112,7 @@ def _warnings(state: ApiState) -> list[str]:
 async def metrics(request: web.Request) -> web.Response:
     state = request.app[STATE]
     return web.Response(
-        text=state.metrics.render(state.uptime_s, state.connections),
+        body=await state.metrics.render(),
         content_type="text/plain",
         charset="utf-8",
         headers={"X-Prometheus-Format": "0.0.4"},
@@ -154,6 +157,16 @@ ROUTES = [
         summary="Liveness: the daemon answers; never needs a token",
     ),
     Route(
+        method="GET", path="/v1/ready", handler=ready, reply=Readiness, content_type="text/plain",
+        public=True, from_anywhere=True,
+        summary="Readiness: the store takes a write, the disk has room, the embedder answers",
+        description="For a load balancer: 200 when every check passes, 503 naming the failing "
+        "ones. A line per check (`ok store: writable`, `fail disk: ...`), or the Readiness JSON "
+        f"when Accept asks for application/json. Each check is bounded ({CHECK_TIMEOUT_S:g} s); "
+        "the indexes' loading is said, never a failure. Without a token where one is required, "
+        "the details are left out.",
+    ),
+    Route(
         method="GET", path="/v1/whoami", handler=whoami, reply=Caller, public=True,
         summary="Who the caller is: its role and namespaces, and whether a token is required",
         description="Answers without a token too (role null when one is required), so a "
@@ -165,7 +178,8 @@ ROUTES = [
     ),
     Route(
         method="GET", path="/v1/metrics", handler=metrics, content_type="text/plain",
-        summary="Prometheus text: uptime, requests by route and status, latency histograms",
+        summary="Prometheus text: HTTP requests and latency, ingest, recall, indexes, store,"
+        " dreaming, the fleet's model calls and nodes, the cards (README: Operating smem)",
     ),
     Route(
         method="GET", path="/v1/activity", handler=activity, reply=Activity,

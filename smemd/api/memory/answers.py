@@ -6,6 +6,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from aiohttp import web
 
@@ -68,7 +69,7 @@ class Evidence:
 
 
 async def compress_context(request: web.Request) -> web.Response:
-    evidence = await _evidence(request, await decode(request, Compress))
+    evidence = await _evidence(request, await decode(request, Compress), "compress")
     compressed = evidence.compressed
     return reply(
         CompressReply(
@@ -81,7 +82,7 @@ async def compress_context(request: web.Request) -> web.Response:
 
 async def ask(request: web.Request) -> web.Response:
     body = await decode(request, Ask)
-    evidence = await _evidence(request, body)
+    evidence = await _evidence(request, body, "ask")
     compressed = evidence.compressed
     fleet = request.app[STATE].fleet
     llm = fleet.interactive_llm if fleet is not None else None
@@ -126,12 +127,15 @@ async def _answer(llm: LaneChatter, messages: list[dict[str, str]]) -> tuple[Cha
         raise Unavailable(f"no answer from node {err.node}", err.message) from err
 
 
-async def _evidence(request: web.Request, body: Compress) -> Evidence:
+async def _evidence(
+    request: web.Request, body: Compress, purpose: Literal["ask", "compress"]
+) -> Evidence:
     if not body.q.strip():
         raise BadRequest("invalid request body", "$.q: must not be blank")
     namespace = params.namespace_in_scope(request, body.namespace)
     engine = params.engine(request)
-    hits = await engine.recall.search(namespace, params.search_query(engine, body.q, body))
+    query = params.search_query(engine, body.q, body)
+    hits = await engine.recall.search(namespace, query, purpose=purpose)
     documents = await _documents(engine, hits)
     compressed = compress(hits, documents, body.max_tokens)
     by_id = {}

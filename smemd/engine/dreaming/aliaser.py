@@ -84,7 +84,8 @@ class Aliaser:
                     writer, keep.id, alias.id, by="judge", probability=probability,
                     judgement_id=record.id,
                 )  # fmt: skip
-        log.info("alias %r / %r: %s", keep.names[0], alias.names[0], "same" if same else "two")
+        # Ids, not names: a name comes from a document's text.
+        log.info("alias %s / %s: %s", keep.id, alias.id, "same" if same else "two")
         return int(same)
 
 

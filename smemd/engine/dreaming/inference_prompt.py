@@ -89,7 +89,8 @@ def read_inference(content: str, memories: Sequence[str]) -> Inference | None:
     try:
         reply = msgspec.json.decode(content, type=_Reply)
     except msgspec.DecodeError as err:
-        log.info("inference reply skipped: %s: %r", err, content[:200])
+        # Its size, never its words: a reply restates the memories.
+        log.info("inference reply of %d characters skipped: %s", len(content), err)
         return None
     text = " ".join((reply.inference or "").split())
     uses = tuple(sorted({n - 1 for n in reply.uses if 1 <= n <= len(memories)}))
@@ -97,6 +98,6 @@ def read_inference(content: str, memories: Sequence[str]) -> Inference | None:
         log.info("no inference from %d memories (uses %s)", len(memories), list(reply.uses))
         return None
     if text.casefold() in {one_line(m).casefold() for m in memories}:
-        log.info("inference repeats a memory: %r", text)
+        log.info("inference of %d characters repeats a memory", len(text))
         return None
     return Inference(text, uses)

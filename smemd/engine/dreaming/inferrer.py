@@ -97,7 +97,11 @@ class Inferrer:
         index = (await self.indexes.lookup(group[0].namespace)).memories
         same = [(seq, cos) for seq, cos in await index.nearest(vector, 1) if cos >= SAME_AT]
         if same:
-            log.info("inference %r: a stored memory says it (%.3f)", inference.text, same[0][1])
+            # Ids and sizes, never the text: a memory's words stay out of the log.
+            log.info(
+                "inference of %d characters from %s: a stored memory says it (%.3f)",
+                len(inference.text), [m.id for m in sources], same[0][1],
+            )  # fmt: skip
             await self._mark(looked)
             return False
         question = derives_options(inference.text, [m.text for m in sources])
@@ -111,7 +115,7 @@ class Inferrer:
             applied=DERIVES_OUTCOMES[0] if follows else NONE, fallback=NONE,
         )  # fmt: skip
         log.info(
-            "inference %r from %s: p %.3f, %s", inference.text, [m.id for m in sources],
+            "inference %s from %s: p %.3f, %s", memory_id, [m.id for m in sources],
             probability, "judged to follow" if follows else "judged not to follow",
         )  # fmt: skip
         async with self.indexes.writing() as (writer, changes):
@@ -139,7 +143,7 @@ class Inferrer:
         if len(current) < len(sources) or not all(
             m.is_latest and m.forgotten_at is None for m in current
         ):
-            log.info("inference %r: a source changed meanwhile; not stored", inference.text)
+            log.info("inference %s: a source changed meanwhile; not stored", memory_id)
             return None
         names = [
             name

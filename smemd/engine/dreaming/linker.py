@@ -76,7 +76,7 @@ class Linker:
         ]
         applied = NONE if chosen is None else keys[chosen]
         score = judgement.probabilities[judgement.choice] if judgement.choice else 0.0
-        log.info("link %s %r: %s", memory.id, memory.text[:60], applied)
+        log.info("link %s: %s", memory.id, applied)  # never its text
         record = judged(
             judgement, keys, kind="link", namespace=memory.namespace, subject_id=memory.id,
             text=memory.text, applied=applied, fallback=fallback,

@@ -37,7 +37,7 @@ class Typer:
         async with self.store.write() as writer:
             for memory, judgement in zip(batch, judgements, strict=True):
                 chosen = chosen_type(judgement)
-                log.info("type %s %r: %s", memory.id, memory.text[:60], chosen or "undecided")
+                log.info("type %s: %s", memory.id, chosen or "undecided")  # never its text
                 record = judged(
                     judgement, list(TYPES), kind="type", namespace=memory.namespace,
                     subject_id=memory.id, text=memory.text, applied=chosen or memory.type,

@@ -17,6 +17,7 @@ import asyncio
 import hashlib
 import logging
 import shutil
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -33,6 +34,7 @@ from smemd.errors import Unavailable
 from smemd.store import deadline
 from smemd.store.protocol import Store, Writer
 from smemd.store.records import IndexKind
+from smemd.tallies import Timings
 
 log = logging.getLogger("smemd.index")
 
@@ -67,6 +69,28 @@ class Indexes:
         self._loaded: dict[str, NamespaceIndexes] = {}
         self._loads: dict[str, asyncio.Task[NamespaceIndexes]] = {}
         self._following = asyncio.Lock()  # one write's changes at a time, in commit order
+        self.load_seconds = Timings()  # each namespace's load (smemd.api.metrics)
+
+    def states(self) -> Counter[tuple[IndexKind, str]]:
+        """The loaded indexes by kind and how their vectors are searched: `flat` (every row),
+        `reduced` (a reduced first pass, past exact_up_to) or `graph` (HNSW)."""
+        found: Counter[tuple[IndexKind, str]] = Counter()
+        for indexes in self._loaded.values():
+            for kind, index in indexes.kinds().items():
+                state = (
+                    "graph"
+                    if index.is_graph
+                    else "reduced"
+                    if len(index) > self.exact_up_to
+                    else "flat"
+                )
+                found[kind, state] += 1
+        return found
+
+    @property
+    def loading(self) -> int:
+        """How many namespaces are loading their indexes now."""
+        return len(self._loads)
 
     def loaded(self, namespace: str) -> NamespaceIndexes | None:
         """The indexes if already in memory; writers update only those (a load in progress
@@ -153,6 +177,10 @@ class Indexes:
                     await self._save(namespace, kind, index)
 
     async def _load(self, namespace: str) -> NamespaceIndexes:
+        with self.load_seconds.timing():
+            return await self._load_kinds(namespace)
+
+    async def _load_kinds(self, namespace: str) -> NamespaceIndexes:
         async with self.store.read() as reader:
             counts = await reader.count_vectors(namespace)
         found: dict[IndexKind, KindIndex] = {}

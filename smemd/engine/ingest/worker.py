@@ -36,6 +36,7 @@ from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import Store, Writer
 from smemd.store.records import Document, Job, Phase
 from smemd.store.vectors import stack
+from smemd.tallies import Tally, Timings
 
 log = logging.getLogger("smemd.engine")
 
@@ -84,6 +85,15 @@ class Worker:
         self._pause = 0.0
         self.stalled: str | None = None  # why the last round could not finish its work
         self.fetches = Fetches(concurrency, done=self.wake)
+        # What the worker did (smemd.api.metrics writes them out): seconds per phase, jobs
+        # ended (done or failed), attempts that failed and will be tried again, facts read (by
+        # the model or the rules) and what reconciling decided for each (a memory is written
+        # for every decision but `duplicate`).
+        self.phase_seconds = Timings()
+        self.ended = Tally()
+        self.retried = Tally()
+        self.extracted = Tally()
+        self.decisions = Tally()
 
     @property
     def idle(self) -> asyncio.Event:
@@ -195,11 +205,14 @@ class Worker:
                     if job.phase == "reconciling" and after is not None:
                         await after.wait()
                     self.clock.touch()
-                    if job.phase == "reconciling":  # serial in a namespace, across daemons too
-                        async with self.store.turn(f"namespace:{job.namespace}"):
+                    with self.phase_seconds.timing(job.phase):
+                        if job.phase == "reconciling":  # serial in a namespace, across daemons
+                            async with self.store.turn(f"namespace:{job.namespace}"):
+                                job, doc = await self._advance(job, doc)
+                        else:
                             job, doc = await self._advance(job, doc)
-                    else:
-                        job, doc = await self._advance(job, doc)
+                if job.phase == "done":
+                    self.ended.add("done")
             except JobGone as gone:
                 log.info("job %s dropped: %s", job.id, gone)
             except Exception as err:
@@ -232,22 +245,26 @@ class Worker:
             items = await extract_candidates(
                 self.store, self.embedder, job, doc, reading.llm, timeout=self.extraction_timeout_s
             )
-            return await self._commit(
-                job, "reconciling", lambda w, _: w.insert_candidates(items)
-            )  # fmt: skip
+            moved = await self._commit(job, "reconciling", lambda w, _: w.insert_candidates(items))
+            self.extracted.add("model" if reading.llm is not None else "rules", n=len(items))
+            return moved
         if job.phase == "reconciling":
             reconciler = (await self.readers.of(job.namespace)).reconciler
             plans = await reconciler.plan(job, doc)
-            return await self._commit(
+            moved = await self._commit(
                 job, "done", lambda w, changes: reconciler.apply(w, changes, job, doc, plans)
-            )  # fmt: skip
+            )
+            for plan in plans:
+                self.decisions.add(plan.decision.kind, "model" if plan.judged else "rules")
+            return moved
         raise AssertionError(f"job {job.id} in unknown phase {job.phase}")
 
     async def _fetch_apart(self, job: Job) -> None:
         """The fetching phase, outside any batch; the job goes on in the batch after it."""
         try:
             self.clock.touch()
-            await self._advance(job, await self._document(job))
+            with self.phase_seconds.timing("fetching"):
+                await self._advance(job, await self._document(job))
         except JobGone as gone:
             log.info("job %s dropped: %s", job.id, gone)
         except Exception as err:
@@ -369,6 +386,10 @@ class Worker:
         except Exception as fault:  # not even the failure could be written: it is tried again
             self.stalled = f"cannot record job {job.id}'s failure: {fault}"
             return
+        if final:
+            self.ended.add("failed")
+        else:
+            self.retried.add(job.phase)
         if not final:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Sequence
-from typing import NamedTuple, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 import msgspec
 import numpy as np
@@ -47,6 +47,7 @@ from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
 from smemd.store.records import Chunk, Document, Memory
+from smemd.tallies import Tally, Timings
 
 DAY = 86400.0
 RERANK_TOP = 40  # how many of the best the cross-encoder re-scores
@@ -61,6 +62,11 @@ class Hit(msgspec.Struct, kw_only=True):
     memory: Memory | None = None
     chunk: Chunk | None = None
     document: Document | None = None  # a chunk's document
+
+
+# What a search serves: a search route, ask or compress, a profile's bucket, a graph's seeds,
+# forgetting by query. (A whole profile is timed as `profile`: smemd.engine.recall.profile.)
+Purpose = Literal["search", "ask", "compress", "bucket", "graph", "forget"]
 
 
 class Gathered(NamedTuple):
@@ -99,13 +105,26 @@ class Recall:
         self.fusion = fusion or Fusion()
         self.reranker = reranker
         self.clock = clock or QuietClock()
+        # What recall did (smemd.api.metrics writes them out): seconds by purpose and mode,
+        # results returned by purpose, searches re-scored by the cross-encoder or not.
+        self.latency = Timings()
+        self.results = Tally()
+        self.reranked = Tally()
 
-    async def search(self, namespace: str, query: Query) -> list[Hit]:
+    async def search(
+        self, namespace: str, query: Query, *, purpose: Purpose = "search"
+    ) -> list[Hit]:
+        """The best `query.limit` hits; `purpose` says what the search serves, for the counts
+        of what recall does (`latency`, `results`, `reranked`)."""
         self.clock.touch()
-        gathered = await self._gather(namespace, query)
-        hits = self._rank(gathered, query)
-        if query.rerank and self.reranker is not None and len(hits) > 1:
-            hits = await self._rerank(query.text, hits)
+        with self.latency.timing(purpose, query.mode):
+            gathered = await self._gather(namespace, query)
+            hits = self._rank(gathered, query)
+            reranked = query.rerank and self.reranker is not None and len(hits) > 1
+            if reranked:
+                hits = await self._rerank(query.text, hits)
+        self.reranked.add("yes" if reranked else "no")
+        self.results.add(purpose, n=min(len(hits), query.limit))
         return hits[: query.limit]
 
     async def passage_signals(self, namespace: str, query: Query) -> list[Candidate]:

@@ -41,6 +41,13 @@ class Profiles:
         self, namespace: str, *, filter: Filter | None = None, buckets: Sequence[str] = (),
         limit: int = 30, as_of: float | None = None,
     ) -> Profile:  # fmt: skip
+        with self.recall.latency.timing("profile", "buckets" if buckets else "plain"):
+            return await self._build(namespace, filter, buckets, limit, as_of)
+
+    async def _build(
+        self, namespace: str, filter: Filter | None, buckets: Sequence[str], limit: int,
+        as_of: float | None,
+    ) -> Profile:  # fmt: skip
         t = now()
         pick = ProfilePick(now=t, limit=limit, order="connections", as_of=as_of, filter=filter)
         async with self.store.scan(namespace) as reader:
@@ -83,5 +90,5 @@ class Profiles:
             limit=BUCKET_SIZE,
             threshold=0.3, filter=filter, as_of=as_of,
         )  # fmt: skip
-        hits = await self.recall.search(namespace, query)
+        hits = await self.recall.search(namespace, query, purpose="bucket")
         return [hit.memory for hit in hits if hit.memory is not None]

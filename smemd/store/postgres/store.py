@@ -38,6 +38,7 @@ class PostgresStore(Sessions):
         exclusive: bool = False,
     ) -> None:  # fmt: skip
         """`exclusive`: refused while any daemon has the database open, and refusing them."""
+        super().__init__()
         self.database = Database(
             dsn, pool_size=pool_size, statement_timeout_s=statement_timeout_s, exclusive=exclusive
         )

@@ -277,6 +277,13 @@ class DocumentReads:
         )
         return int(next(iter(rows))[0])
 
+    async def open_job_phases(self) -> dict[str, int]:
+        """Every namespace's jobs queued or under way, by phase: a walk of the open jobs' index."""
+        rows = await self.db.execute_fetchall(
+            "SELECT phase, count(*) FROM jobs WHERE phase NOT IN ('done', 'failed') GROUP BY phase"
+        )
+        return {str(r[0]): int(r[1]) for r in rows}
+
     async def open_job_count(self, namespace: str) -> int:
         """Jobs queued or under way: a walk of the open jobs' index, which stays small."""
         rows = await self.db.execute_fetchall(

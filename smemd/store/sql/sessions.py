@@ -5,10 +5,12 @@ a writer every concern's writes too, and a store hands out one per `read()`, `sc
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Iterator
 from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol
 
+from smemd.errors import StorageFull, StorageUnavailable, TimedOut
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.contradictions import ContradictionReads
 from smemd.store.sql.documents import DocumentReads, DocumentWrites
@@ -24,6 +26,7 @@ from smemd.store.sql.listings import ListingReads
 from smemd.store.sql.memories import MemoryReads, MemoryWrites
 from smemd.store.sql.namespaces import NamespaceReads, NamespaceWrites
 from smemd.store.sql.retractions import RetractionReads, RetractionWrites
+from smemd.tallies import Tally, Timings
 
 
 class SqlReader(
@@ -66,9 +69,17 @@ class Connections(Protocol):
 
 class Sessions:
     """The read, scan and write of smemd.store.protocol's Store, for a backend that says how
-    its driver's connection becomes a Connection (`connection`)."""
+    its driver's connection becomes a Connection (`connection`).
+
+    It counts, for the metrics: the seconds a write waited for the writer (`writer_wait`), and
+    the store's faults by kind (`faults`: a full disk, a store away, a statement stopped at
+    its deadline)."""
 
     database: Connections
+
+    def __init__(self) -> None:
+        self.writer_wait = Timings()
+        self.faults = Tally()
 
     def connection(self, raw: Any) -> Connection:
         raise NotImplementedError
@@ -86,16 +97,29 @@ class Sessions:
 
     @contextlib.asynccontextmanager
     async def read(self) -> AsyncIterator[SqlReader]:
-        async with self.database.read() as raw:
-            yield self.reader(self.connection(raw))
+        with self._counting_faults():
+            async with self.database.read() as raw:
+                yield self.reader(self.connection(raw))
 
     @contextlib.asynccontextmanager
     async def scan(self, namespace: str) -> AsyncIterator[SqlReader]:
         """A reader for reads whose cost grows with the namespace (one per namespace at once)."""
-        async with self.database.scan(namespace) as raw:
-            yield self.reader(self.connection(raw))
+        with self._counting_faults():
+            async with self.database.scan(namespace) as raw:
+                yield self.reader(self.connection(raw))
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator[SqlWriter]:
-        async with self.database.write() as raw:
-            yield SqlWriter(self.connection(raw))
+        with self._counting_faults():
+            asked = time.perf_counter()
+            async with self.database.write() as raw:
+                self.writer_wait.observe(time.perf_counter() - asked)
+                yield SqlWriter(self.connection(raw))
+
+    @contextlib.contextmanager
+    def _counting_faults(self) -> Iterator[None]:
+        try:
+            yield
+        except (StorageFull, StorageUnavailable, TimedOut) as err:  # timed out: a deadline passed
+            self.faults.add(err.code)
+            raise

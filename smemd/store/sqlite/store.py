@@ -22,6 +22,7 @@ class SqliteStore(Sessions):
     database: Database
 
     def __init__(self, path: Path) -> None:
+        super().__init__()
         self.path = path
         self.database = Database(path)
 
