@@ -58,7 +58,7 @@ def graph_files(state_dir: Path) -> list[Path]:
 
 
 def test_a_graph_is_saved_caught_up_after_a_kill_and_rebuilt_when_damaged(short_dir: Path) -> None:
-    queries = asyncio.run(fill(short_dir, 4000, seed=5, namespace="big"))[:8]
+    queries = asyncio.run(fill(short_dir, 4000, seed=5, namespace="big"))[:32]
     daemon = start(short_dir, SMALL_GRAPH)
     try:
         before = {q: top(daemon, "big", q) for q in queries}
@@ -94,9 +94,11 @@ def test_a_graph_is_saved_caught_up_after_a_kill_and_rebuilt_when_damaged(short_
     finally:
         exact.stop()
     # The filler's vectors are random, the graph's hardest case: close to the exact search,
-    # not equal (real embeddings' figures are the bench's, tests/bench/ann_choice.py).
+    # not equal (real embeddings' figures are the bench's, tests/bench/ann_choice.py). Its
+    # build runs on every core, so the graph differs from run to run: the mean over 32 queries
+    # is about 0.8, and its spread across builds a few hundredths.
     agree = [len(set(caught_up[q]) & set(truth[q])) / 10 for q in queries]
-    assert sum(agree) / len(agree) >= 0.75, agree
+    assert sum(agree) / len(agree) >= 0.7, agree
 
     for graph in graph_files(short_dir):  # a byte flipped on disk
         data = bytearray(graph.read_bytes())
