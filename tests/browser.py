@@ -7,7 +7,6 @@ none the browser tests skip, unless SMEM_REQUIRE_BROWSER=1 (CI sets it), where t
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import random
@@ -18,6 +17,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
+
+from tests.settling import until_idle
 
 if TYPE_CHECKING:
     from tests.conftest import Running
@@ -160,7 +161,7 @@ async def seed(running: Running, namespace: str = "people", documents: int = 120
         assert response.status in (200, 202), await response.text()
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 300)
+    await until_idle(engine)
     async with running.unix.post(
         f"http://smemd/ns/{namespace}/list/memories?limit=1", json={}
     ) as r:

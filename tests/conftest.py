@@ -18,6 +18,7 @@ from smemd.config import Config, load
 from smemd.daemon import Daemon
 from tests import postgres
 from tests.daemon_process import DaemonProcess
+from tests.pace import pace
 
 # The suites that run once per store backend (the rest run on SQLite): those whose behaviour
 # lives in the store.
@@ -30,6 +31,24 @@ BACKEND_SUITES = frozenset({
     "test_smemctl_memory", "test_smemctl_entities", "test_console_memories",
     "test_namespace_keys", "test_export", "test_import", "test_undo", "test_rederive",
 })  # fmt: skip
+
+
+def pytest_report_header(config: pytest.Config) -> str:
+    return f"machine pace: {pace():.2f} (hang guards multiplied by it; tests/pace.py)"
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Each test's hang guard (pytest-timeout's: its marker's, or the configured default) at
+    this machine's pace, so a busy machine slows the run without failing it."""
+    factor = pace()
+    if factor == 1.0:
+        return
+    default = float(config.getini("timeout") or 0)
+    for item in items:
+        marker = item.get_closest_marker("timeout")
+        given = marker.args[0] if marker and marker.args else default
+        if given:  # 0: no guard, which stays none
+            item.add_marker(pytest.mark.timeout(float(given) * factor), append=False)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

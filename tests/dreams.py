@@ -19,6 +19,7 @@ from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
 from tests.raw_sqlite import execute
+from tests.settling import until_idle
 from tests.test_api import call
 
 NS = "http://smemd/ns/dreams"
@@ -150,7 +151,7 @@ async def heuristic_store(
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     await unlink(running)
     await running.daemon.shutdown()
 

@@ -17,6 +17,7 @@ from smemctl.cli import main
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 V1 = "http://smemd/v1"
@@ -38,7 +39,7 @@ async def remember(running: Running, ns: str = "default") -> dict[str, str]:
         ids[name] = body["id"]
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     return ids
 
 

@@ -13,6 +13,7 @@ from tests.browser import THEMES, chromium, seed
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.fakes.documents import ARTICLE_TITLE
 from tests.fakes.web_pages import PageServer
+from tests.settling import until_idle
 from tests.test_api import call
 
 
@@ -191,7 +192,7 @@ async def test_deleting_a_document_asks_first_and_then_it_is_gone(
     assert status == 200, ref
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     async with chromium() as browser:
         tab = await browser.open(running.url(f"/#/documents?ns=trash&id={ref['id']}"))
         page = tab.page
@@ -249,7 +250,7 @@ async def test_the_export_button_saves_the_namespace_in_the_export_format(
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     async with chromium() as browser:
         tab = await browser.open(running.url("/#/documents?ns=garden"))
         page = tab.page
@@ -277,7 +278,9 @@ async def test_a_rederivation_is_shown_with_its_diff_and_applied(
             running, "POST", "/ns/people/document", json={"content": content, "id": custom}
         )
         assert status == 200
-    await asyncio.wait_for(running.daemon.state.engine.wait_idle(), 30)  # type: ignore[union-attr]
+    engine = running.daemon.state.engine
+    assert engine is not None
+    await until_idle(engine)
     status, listed = await api(running, "POST", "/ns/people/list/memories", json={})
     kite = next(m for m in listed["memories"] if "kite" in m["memory"])
     status, _, _ = await call(

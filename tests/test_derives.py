@@ -5,7 +5,6 @@ inferred and the status says so; retracting the sources withdraws the inference.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -27,6 +26,7 @@ from tests.dreams import (
     memories,
     with_model,
 )
+from tests.settling import until_idle
 from tests.test_api import call
 
 HOSPITAL = "Alex works at a hospital."
@@ -145,7 +145,7 @@ async def test_without_a_model_nothing_is_inferred_and_the_status_says_so(
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     done = await dreamt(running)
     assert done["inference"] == "off: no model"
     assert done["uninferred"] == 0 and done["inferenceAsked"] == done["inferred"] == 0

@@ -29,6 +29,7 @@ from tests.dreams import (
     with_model,
 )
 from tests.fakes.llama_server import FakeLlamaServer
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 TABLES = tables()
@@ -178,7 +179,7 @@ async def test_without_a_model_dreaming_links_by_words_and_nothing_errors(
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     await unlink(running)
     done = await dreamt(running)
     assert done["heuristics"] == ["typing", "links"] and done["typingAsked"] == 0

@@ -16,11 +16,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from smemd.fleet.builtin import (
+    BATCH,
     MODEL_SHA256,
+    PAD_RATIO,
+    PAD_SLACK,
     Embedder,
     HashedEmbedder,
     MiniLM,
     ModelError,
+    batches_by_length,
     load_embedder,
 )
 
@@ -79,6 +83,18 @@ async def test_batch_equals_one_by_one_in_order(embedder: Embedder) -> None:
     np.testing.assert_allclose(batched, alone, atol=1e-5)
     # Not trivially equal: the texts really give different vectors.
     assert len({row.tobytes() for row in batched}) == len(texts)
+
+
+@given(st.lists(st.text(max_size=400), max_size=120))
+def test_batches_are_of_like_length_and_hold_every_text_once(texts: list[str]) -> None:
+    """A batch pads every text to its longest: mixed lengths would cost the model as many
+    of the longest (measured: 1.5 to 1.9 times the time on conversation turns)."""
+    batches = batches_by_length(texts)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
+    for batch in batches:
+        lengths = [len(texts[i]) for i in batch]
+        assert 1 <= len(batch) <= BATCH
+        assert max(lengths) <= PAD_RATIO * min(lengths) + PAD_SLACK
 
 
 async def test_concurrent_calls_each_get_their_own_rows(minilm: MiniLM) -> None:

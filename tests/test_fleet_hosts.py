@@ -16,6 +16,7 @@ import pytest
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import node_pair, start_hosts, start_two_lanes, started
 from tests.fakes.llama_server import FakeLlamaServer
+from tests.settling import until_idle
 from tests.test_api import call
 
 NS = "http://smemd/ns/lanes"
@@ -37,7 +38,7 @@ async def running(
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
 
 
 def embeddings(fake: FakeLlamaServer) -> int:

@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
+from tests.settling import until_idle
 from tests.test_api import call
 
 NS = "http://smemd/ns/six"
@@ -60,7 +61,7 @@ async def ingest(running: Running, count: int, tag: str) -> None:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 60)
+    await until_idle(engine)
 
 
 async def timed_search(running: Running) -> float:

@@ -20,6 +20,7 @@ from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
 from tests.fakes.web_pages import PageServer
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 WORDS = "the of river morning lantern quietly harbour seven glass north orchard letter".split()
@@ -119,7 +120,7 @@ async def test_a_fetched_page_past_max_chunks_fails_its_job_saying_so(
         assert status == 200, body
         engine = running.daemon.state.engine
         assert engine is not None
-        await asyncio.wait_for(engine.wait_idle(), 30)
+        await until_idle(engine)
     doc = await document(running, "web", "page")
     assert doc["system"]["status"] == "failed", doc
     status, jobs, _ = await call(running.unix, "GET", "http://smemd/v1/jobs")

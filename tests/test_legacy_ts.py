@@ -20,6 +20,7 @@ import pytest
 
 from tests.bench.memorybench import provider_content
 from tests.conftest import Running, StartDaemon
+from tests.settling import until_idle
 from tests.test_api import call
 
 TS_DIR = Path(__file__).parent / "ts"
@@ -70,7 +71,7 @@ async def sdk4(running: Running, *calls: tuple[Any, ...]) -> list[Any]:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 60)
+    await until_idle(engine)
 
 
 async def v5(running: Running, method: str, path: str, body: Any = None) -> tuple[int, Any]:

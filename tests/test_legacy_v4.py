@@ -11,6 +11,7 @@ import pytest
 
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.sdk3 import run_sdk3
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 KEY = "sdk3-test-key"
@@ -28,7 +29,7 @@ async def daemon_v4(start_daemon: StartDaemon, short_dir: Path) -> Running:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 120)
+    await until_idle(engine)
 
 
 async def v4(

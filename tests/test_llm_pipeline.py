@@ -6,7 +6,6 @@ good model: extraction answers JSON facts, and the judge's letters carry chosen 
 
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Mapping
@@ -18,6 +17,7 @@ import pytest
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.settling import until_idle
 from tests.test_api import call
 
 NS = "http://smemd/ns/llm"
@@ -100,7 +100,7 @@ async def ingest(running: Running, content: str) -> dict[str, Any]:
     assert status == 200, doc
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{doc['id']}")
     return dict(doc)
 

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Running
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 NS = "http://smemd/ns/people"
@@ -27,7 +28,7 @@ async def add(running: Running, content: str, **fields: Any) -> dict[str, Any]:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
 
 
 async def search(running: Running, query: str, **options: Any) -> list[dict[str, Any]]:

@@ -17,6 +17,7 @@ from smemctl.cli import main as smemctl
 from smemd.store.records import pair_subject
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.raw_sqlite import read_rows
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 NS = "people"
@@ -33,7 +34,7 @@ def base(ns: str = NS) -> str:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
 
 
 async def remember(running: Running, ns: str, text: str) -> str:

@@ -8,7 +8,6 @@ each request with its `X-Request-Id`, and tasks it starts carry the tag on.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import itertools
 import time
@@ -26,6 +25,7 @@ from smemd.engine.recall.hybrid import Hit
 from smemd.store.protocol import Store
 from smemd.store.records import Memory
 from tests.conftest import Running, StartDaemon
+from tests.settling import until_idle
 from tests.test_api import call
 
 NS = "readers"
@@ -155,7 +155,7 @@ async def seeded(start_daemon: StartDaemon) -> Running:
             json={"documents": documents},
         )  # fmt: skip
         assert status == 200, out
-        await asyncio.wait_for(engine.wait_idle(), 120)
+        await until_idle(engine)
     # Links between people, as dreaming or a model would make them: each to the next, and a
     # pair linked both ways and twice over, whose kind shown is the one a read of it alone shows.
     latest = await memories(running, engine, history=False)

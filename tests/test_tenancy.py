@@ -15,6 +15,7 @@ from smemd.store.sqlite.schema import MIGRATIONS
 from smemd.store.sqlite.store import SqliteStore
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.raw_sqlite import connect, connection
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 from tests.test_large_documents import add, prose, status_of
 
@@ -154,7 +155,7 @@ async def test_moves_requeue_pending_jobs_and_count_no_failure(start_daemon: Sta
     assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 120)
+    await until_idle(engine)
     assert await status_of(running, "third", "long") == "done"
     status, jobs, _ = await call(running.unix, "GET", "http://smemd/v1/jobs")
     assert jobs["counts"] == {"done": 1}, jobs  # one job, re-queued in place each time

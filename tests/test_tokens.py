@@ -18,6 +18,7 @@ from smemd.config import load
 from smemd.http.route import Route, allows
 from smemd.store.scope import Scope
 from tests.conftest import Running, StartDaemon, config_with_tokens
+from tests.settling import until_idle
 from tests.test_api import call
 
 MINE, THEIRS = "mine", "theirs"
@@ -53,7 +54,7 @@ async def guarded(start_daemon: StartDaemon, short_dir: Path) -> Running:
         assert status == 200, body
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
     return running
 
 

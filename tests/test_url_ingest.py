@@ -23,6 +23,7 @@ from tests.conftest import Running, StartDaemon
 from tests.daemon_process import DaemonProcess, clean_env
 from tests.fakes.documents import ARTICLE, ARTICLE_TITLE, BOILERPLATE
 from tests.fakes.web_pages import PDF, PDF_TITLE, PageServer
+from tests.settling import until_idle
 from tests.test_api import assert_error, call
 
 NS = "http://smemd/ns/web"
@@ -52,7 +53,7 @@ async def add(running: Running, content: str, **fields: Any) -> str:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
 
 
 async def document(running: Running, ref: str) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from smemd.store.sqlite.store import SqliteStore
 from smemd.store.vectors import to_blob
 from tests.conftest import Running
 from tests.raw_sqlite import connection
+from tests.settling import until_idle
 from tests.test_api import call
 
 # Where Alex lived, by the day each diary entry is dated.
@@ -44,7 +45,7 @@ async def add(running: Running, ns: str, content: str, **fields: Any) -> None:
 async def settle(running: Running) -> None:
     engine = running.daemon.state.engine
     assert engine is not None
-    await asyncio.wait_for(engine.wait_idle(), 30)
+    await until_idle(engine)
 
 
 async def search(running: Running, ns: str, query: str, **options: Any) -> list[dict[str, Any]]:

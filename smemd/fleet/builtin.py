@@ -35,6 +35,8 @@ MODEL_SHA256 = "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6
 DIMENSION = 384
 MAX_TOKENS = 256  # sentence-transformers' max_seq_length for all-MiniLM-L6-v2
 BATCH = 32
+PAD_RATIO = 1.5  # the longest text of a batch, at most this many times its shortest ...
+PAD_SLACK = 40  # ... and this many characters
 MAX_THREADS = (
     4  # past ~4 intra-op threads a 32-sentence batch gains little; keep cores for the loop
 )
@@ -70,10 +72,7 @@ class InProcess(abc.ABC):
     async def embed(self, texts: Sequence[str], *, kind: Kind = "document") -> Vectors:
         batch = _as_list(texts)
         out = np.empty((len(batch), DIMENSION), dtype=np.float32)
-        # By length, so that each batch pads little (characters stand in for tokens).
-        order = sorted(range(len(batch)), key=lambda i: len(batch[i]))
-        for start in range(0, len(order), BATCH):
-            rows = order[start : start + BATCH]
+        for rows in batches_by_length(batch):
             out[rows] = await asyncio.to_thread(self._embed, [batch[i] for i in rows])
         return out
 
@@ -187,6 +186,23 @@ def load_embedder(model_path: Path | None = None) -> InProcess:
         # the embedder's name so the two spaces are never compared.
         log.warning("builtin embedder: %s; falling back to %s", err, HashedEmbedder.name)
         return HashedEmbedder()
+
+
+def batches_by_length(texts: list[str]) -> list[list[int]]:
+    """The texts' positions in batches of at most `BATCH`, by length, each batch's longest
+    within `PAD_RATIO` of its shortest (characters stand in for tokens): every text of a batch
+    is padded to its longest, so a batch of mixed lengths costs the model as many of its
+    longest; short ones alone cost a call each, so a batch takes `PAD_SLACK` characters more."""
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+    batches: list[list[int]] = []
+    for i in order:
+        if batches:
+            last = batches[-1]
+            if len(last) < BATCH and len(texts[i]) <= PAD_RATIO * len(texts[last[0]]) + PAD_SLACK:
+                last.append(i)
+                continue
+        batches.append([i])
+    return batches
 
 
 def _as_list(texts: Sequence[str]) -> list[str]:

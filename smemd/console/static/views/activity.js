@@ -1,9 +1,11 @@
 // The Activity view: what the daemon is doing on its own (dreaming), what it is asked (requests
-// per minute, per route, the last ones), and what its judge decided, with the labels a person
-// gives those calls and the calibration they feed. Everything here only reads, polled every few
+// per minute, per route, the last ones), the engine's figures from /v1/metrics (ingest, recall,
+// the store, dreaming's backlog), and what its judge decided, with the labels a person gives
+// those calls and the calibration they feed. Everything here only reads, polled every few
 // seconds, so an open console never counts as use and never keeps dreaming waiting.
 
 import { api } from "../api.js";
+import { means, parseMetrics, sumBy, total } from "../metrics.js";
 import { Badge, Bars, ErrorNote, When, html, plural, useApi, useState } from "../ui.js";
 
 const EVERY_MS = 5000;
@@ -12,6 +14,15 @@ const LOG_PAGE = 15;
 const seconds = (s) => (s < 10 ? `${s.toFixed(1)} s` : s < 90 ? `${Math.round(s)} s` : s < 5400 ? `${Math.round(s / 60)} min` : `${(s / 3600).toFixed(1)} h`);
 const percent = (p) => (p === null || p === undefined ? "—" : `${Math.round(p * 100)}%`);
 const ms = (v) => (v < 10 ? v.toFixed(2) : v < 100 ? v.toFixed(1) : Math.round(v).toString());
+const mean = (s) => (s === null || s === undefined ? "—" : s < 1 ? `${ms(s * 1000)} ms` : seconds(s));
+const UNITS = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+
+// Binary units to three figures: "512 B", "4.00 KiB", "76.4 GiB".
+function bytes(n) {
+  let unit = 0;
+  for (; n >= 1024 && unit < UNITS.length - 1; unit++) n /= 1024;
+  return unit ? `${n < 10 ? n.toFixed(2) : n < 100 ? n.toFixed(1) : Math.round(n)} ${UNITS[unit]}` : `${n} B`;
+}
 
 export default function Activity({ session, isAdmin, canWrite }) {
   // Calibration and the request log span every namespace: a token limited to some may not read them.
@@ -21,6 +32,7 @@ export default function Activity({ session, isAdmin, canWrite }) {
     <div class="activity">
       <${Dreaming} isAdmin=${isAdmin} />
       <${Traffic} />
+      <${Engine} />
       ${seesEvery ? html`<${Calibration} isAdmin=${isAdmin} labelled=${labelled} />` : null}
       <${JudgeLog} canWrite=${canWrite} onLabel=${() => setLabelled((n) => n + 1)} />
       ${seesEvery ? html`<${RecentRequests} />`
@@ -92,6 +104,83 @@ function Traffic() {
         <tbody>${routes.map((r) => html`<tr key=${r.route}><td class="mono">${r.route}</td>
           <td class="num">${r.requests}</td><td class="num">${ms(r.p50Ms)}</td><td class="num">${ms(r.p95Ms)}</td></tr>`)}</tbody>
       </table>` : null}
+  </section>`;
+}
+
+// What the README's alert table names, read as a scraper reads it: the whole /v1/metrics text,
+// parsed here. A failed scrape hides the figures rather than show old ones as current.
+function Engine() {
+  const metrics = useApi(() => api("/v1/metrics").then(parseMetrics), [], EVERY_MS);
+  const samples = metrics.error ? null : metrics.data;
+  return html`<section class="panel engine" aria-labelledby="engine-title">
+    <div class="row spread">
+      <h2 id="engine-title">Engine</h2>
+      <span class="muted">as Prometheus reads it from /v1/metrics</span>
+    </div>
+    ${metrics.error ? html`<p class="muted" role="status">The engine's figures are unavailable (${metrics.error.message}).</p>` : null}
+    ${samples ? html`<div class="figures">
+      <${Ingest} samples=${samples} /><${Recall} samples=${samples} /><${Store} samples=${samples} /><${Backlog} samples=${samples} />
+    </div>` : metrics.loading ? html`<p class="muted">Loading…</p>` : null}
+  </section>`;
+}
+
+function Ingest({ samples }) {
+  const open = sumBy(samples, "smem_ingest_jobs", "phase");
+  const timed = new Map(means(samples, "smem_ingest_phase_seconds", "phase").map((t) => [t.key, t]));
+  const ended = sumBy(samples, "smem_ingest_jobs_ended_total", "outcome");
+  const failed = ended.get("failed") || 0;
+  const retries = total(samples, "smem_ingest_retries_total") || 0;
+  return html`<section aria-labelledby="engine-ingest">
+    <h3 id="engine-ingest">Ingest</h3>
+    <dl class="facts">
+      <dt>Ended</dt><dd><span data-testid="jobs-done">${ended.get("done") || 0}</span> done · <span class=${failed ? "error" : ""}>${failed} failed</span></dd>
+      <dt>Retries</dt><dd class=${retries ? "warn" : ""}>${retries}</dd>
+    </dl>
+    <table>
+      <thead><tr><th>Phase</th><th class="num">Open</th><th class="num">Mean</th></tr></thead>
+      <tbody>${[...new Set([...open.keys(), ...timed.keys()])].map((phase) => html`<tr key=${phase}>
+        <td>${phase}</td><td class="num">${open.get(phase) ?? "—"}</td><td class="num">${mean(timed.get(phase)?.mean)}</td></tr>`)}</tbody>
+    </table>
+  </section>`;
+}
+
+function Recall({ samples }) {
+  const purposes = means(samples, "smem_recall_seconds", "purpose");
+  return html`<section aria-labelledby="engine-recall">
+    <h3 id="engine-recall">Recall</h3>
+    ${purposes.length ? html`<table>
+      <thead><tr><th>Purpose</th><th class="num">Count</th><th class="num">Mean</th></tr></thead>
+      <tbody>${purposes.map((p) => html`<tr key=${p.key}><td>${p.key}</td>
+        <td class="num" data-testid=${`recall-${p.key}`}>${p.count}</td><td class="num">${mean(p.mean)}</td></tr>`)}</tbody>
+    </table>` : html`<p class="muted">None yet.</p>`}
+  </section>`;
+}
+
+function Store({ samples }) {
+  const free = total(samples, "smem_state_dir_free_bytes");
+  const database = total(samples, "smem_store_database_bytes");
+  const wal = total(samples, "smem_store_wal_bytes");
+  const [wait] = means(samples, "smem_store_writer_wait_seconds");
+  const faults = [...sumBy(samples, "smem_store_faults_total", "code")].filter(([, n]) => n);
+  return html`<section aria-labelledby="engine-store">
+    <h3 id="engine-store">Store</h3>
+    <dl class="facts">
+      <dt>State dir</dt><dd title="Free space on the state dir's file system">${free === null ? "—"
+        : html`<span data-testid="free-bytes">${bytes(free)}</span> free`}</dd>
+      ${database !== null ? html`<dt>Database</dt><dd>${bytes(database)}</dd>` : null}
+      ${wal !== null ? html`<dt>WAL</dt><dd>${bytes(wal)}</dd>` : null}
+      <dt>Writer wait</dt><dd>${wait ? html`${mean(wait.mean)} <span class="muted">over ${plural(wait.count, "write")}</span>` : "—"}</dd>
+      <dt>Faults</dt><dd class=${faults.length ? "error" : "muted"}>${faults.length ? faults.map(([code, n]) => `${n} ${code}`).join(", ") : "none"}</dd>
+    </dl>
+  </section>`;
+}
+
+function Backlog({ samples }) {
+  const works = [...sumBy(samples, "smem_dreaming_backlog", "work")];
+  return html`<section aria-labelledby="engine-backlog">
+    <h3 id="engine-backlog">Dreaming backlog</h3>
+    ${works.length ? html`<dl class="facts">${works.map(([work, n]) => html`<dt>${work}</dt><dd>${plural(n, "memory", "memories")}</dd>`)}</dl>`
+      : html`<p class="muted">—</p>`}
   </section>`;
 }
 
