@@ -22,6 +22,7 @@ from smemd.errors import Conflict
 from smemd.fleet.pool import Node, Pool
 from tests.fakes.vca_sim import Simulator
 from tests.fakes.vcactl import Timings, addressed
+from tests.pace import scaled
 
 FAST = Timeouts(vcactl=3, reset=3, boot=3, ready=3, health=3, poweroff=3, ssh=1, http=1, poll=0.1)
 SHORT_WAITS = msgspec.structs.replace(FAST, ssh=0.3, poweroff=0.5)
@@ -103,7 +104,7 @@ async def test_cold_start_boots_five_and_reports_the_dead_node_once(tmp_path: Pa
     async with simulate(tmp_path, faults={"node3": {"dead": True}}) as sim:
         started = time.monotonic()
         async with manager(sim, tmp_path, on_change=changes) as cards:
-            assert time.monotonic() - started < 2  # start() does not wait for the boots
+            assert time.monotonic() - started < scaled(2)  # start() does not wait for the boots
             assert "booting" in states(cards)
             await eventually(lambda: states(cards) == ["up"] * 3 + ["failed"] + ["up"] * 2)
             dead = cards.node("node3")
@@ -137,7 +138,7 @@ async def test_a_restarted_manager_adopts_serving_nodes_without_touching_them(
         async with manager(sim, tmp_path, boot=["node0"], on_change=changes) as cards:
             assert [cards.node(n).state for n in ("node0", "node4")] == ["up", "up"]
             assert cards.node("node4").health == {"embed": True, "rerank": True, "llm": True}
-            assert time.monotonic() - started < 5
+            assert time.monotonic() - started < scaled(5)
             assert states(cards) == ["up", "off", "off", "off", "up", "off"]
             await asyncio.sleep(0.3)  # checks pass: nothing to heal
             assert states(cards) == ["up", "off", "off", "off", "up", "off"]
