@@ -12,7 +12,7 @@ from typing import Any
 
 import aiohttp
 import pytest
-from aiohttp import web
+from aiohttp import web, web_app
 
 from smemd.config import Config, load
 from smemd.daemon import Daemon
@@ -56,6 +56,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         # By module: a module's shared daemon (`daemon`, `process_config`) is made once per
         # backend, and the module's tests run on one backend, then on the other.
         metafunc.parametrize("store_backend", ["sqlite", "postgres"], indirect=True, scope="module")
+
+
+@pytest.fixture(autouse=True)
+def forget_apps() -> Iterator[None]:
+    """After each test, aiohttp's memo of middleware chains is emptied: it keeps up to 1,024 of
+    them for the life of the process, each holding its application, and with it an in-process
+    daemon's whole engine and models (the suite grew past 20 GB without this)."""
+    yield
+    memo = getattr(web_app, "_cached_build_middleware", None)  # aiohttp's own, not public
+    if memo is not None:
+        memo.cache_clear()
 
 
 @pytest.fixture(scope="session")

@@ -29,6 +29,7 @@ from smemd.protocol.memory import (
     Metadata,
     UpdateDocument,
 )
+from smemd.store.records import Document
 
 
 def _metadata(metadata: Metadata | None, group: Metadata | None) -> dict[str, object]:
@@ -85,23 +86,53 @@ class Pending(NamedTuple):
 async def add_all(
     engine: Engine, items: Sequence[Pending]
 ) -> tuple[list[BatchResult], list[BatchResult]]:
-    """Add each document: the accepted, in order, and the refused."""
+    """Add each document: the accepted, in order, and the refused. Those that can be made are
+    written in one commit; when the store refuses one of them there, each is tried on its own,
+    so that only that one is refused."""
+    failed: list[BatchResult] = []
+    made: list[tuple[Pending, NewDocument]] = []
+    for item in items:
+        try:
+            new = item.make()
+            await engine.documents.check_size(new.content)
+        except SmemError as err:
+            failed.append(_refused(item.caller_id, err))
+            continue
+        made.append((item, new))
+    try:
+        docs = await engine.documents.add_many([(item.namespace, new) for item, new in made])
+    except STORE_CANNOT_WRITE:
+        raise  # nothing was written: the whole batch is refused, as the error says
+    except SmemError:
+        accepted, refused = await _one_by_one(engine, made)
+        return accepted, failed + refused
+    return [_accepted(doc) for doc in docs], failed
+
+
+async def _one_by_one(
+    engine: Engine, made: Sequence[tuple[Pending, NewDocument]]
+) -> tuple[list[BatchResult], list[BatchResult]]:
+    """Each document its own commit: the accepted, and those refused with their reasons."""
     accepted: list[BatchResult] = []
     failed: list[BatchResult] = []
-    for i, item in enumerate(items):
+    for i, (item, new) in enumerate(made):
         try:
-            doc = await engine.documents.add(item.namespace, item.make())
+            doc = await engine.documents.add(item.namespace, new)
         except STORE_CANNOT_WRITE as err:
-            # Each document is its own commit: say which were stored, and that the rest were not.
+            # Say which were stored, and that the rest were not.
             if not accepted:
                 raise
-            failed += [_refused(rest.caller_id, err) for rest in items[i:]]
+            failed += [_refused(rest.caller_id, err) for rest, _ in made[i:]]
             break
         except SmemError as err:
             failed.append(_refused(item.caller_id, err))
             continue
-        accepted.append(BatchResult(id=doc.id, status=render.STATUS[doc.status], url=doc.url))
+        accepted.append(_accepted(doc))
     return accepted, failed
+
+
+def _accepted(doc: Document) -> BatchResult:
+    return BatchResult(id=doc.id, status=render.STATUS[doc.status], url=doc.url)
 
 
 def _refused(caller_id: str | None, err: SmemError) -> BatchResult:

@@ -7,6 +7,7 @@ worker; its content hash stays the URL's, so the same id and URL again is a no-o
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any, Literal
 
 import msgspec
@@ -91,34 +92,47 @@ class Documents:
         """Commit the document and its job before answering; the same id and content is a no-op.
         A text past `[ingest] max-chunks` is refused (413) and nothing is written."""
         await self.check_size(new.content)
-        digest = content_hash(new.content)
-        t = now()
         async with self.store.write() as writer:
-            await writer.ensure_namespace(namespace, t)
-            existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
-            if existing is None:
-                origin = Origin.of(new.content, new.type, new.title, fetch=self.fetch_urls)
-                doc = await writer.insert_document(
-                    Document(
-                        seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
-                        title=origin.title, type=origin.type, content=new.content, url=origin.url,
-                        metadata=new.metadata, content_date=new.date, content_hash=digest,
-                        task_type=new.task_type, status="queued", error=None, revision=1,
-                        created_at=t, updated_at=t, ingest_id=ingest_ids.current(),
-                    )
-                )  # fmt: skip
-                await writer.insert_job(
-                    new_id("job"), namespace, doc.id, 1, t, priority=INSTANT if new.instant else 0
-                )
-            elif existing.content_hash == digest and existing.status != "failed":
-                return existing  # an idempotent re-send
-            else:
-                doc = await self._revise(writer, existing, DocumentChange(
-                    content=new.content, metadata={**existing.metadata, **new.metadata},
-                    date=new.date, task_type=new.task_type, type=new.type, title=new.title,
-                ))  # fmt: skip
+            doc = await self._add(writer, namespace, new, now())
         self.worker.wake()
         return doc
+
+    async def add_many(self, items: Sequence[tuple[str, NewDocument]]) -> list[Document]:
+        """A batch's documents (each in its namespace, sizes checked by the caller) in one
+        commit, as `add` would each, in order. One commit, not one each: a batch waits for the
+        store's writer once, however busy ingest keeps it. Whatever one of them is refused for
+        is raised, and nothing is written."""
+        t = now()
+        async with self.store.write() as writer:
+            docs = [await self._add(writer, namespace, new, t) for namespace, new in items]
+        self.worker.wake()
+        return docs
+
+    async def _add(self, writer: Writer, namespace: str, new: NewDocument, t: float) -> Document:
+        await writer.ensure_namespace(namespace, t)
+        digest = content_hash(new.content)
+        existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
+        if existing is None:
+            origin = Origin.of(new.content, new.type, new.title, fetch=self.fetch_urls)
+            doc = await writer.insert_document(
+                Document(
+                    seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
+                    title=origin.title, type=origin.type, content=new.content, url=origin.url,
+                    metadata=new.metadata, content_date=new.date, content_hash=digest,
+                    task_type=new.task_type, status="queued", error=None, revision=1,
+                    created_at=t, updated_at=t, ingest_id=ingest_ids.current(),
+                )
+            )  # fmt: skip
+            await writer.insert_job(
+                new_id("job"), namespace, doc.id, 1, t, priority=INSTANT if new.instant else 0
+            )
+            return doc
+        if existing.content_hash == digest and existing.status != "failed":
+            return existing  # an idempotent re-send
+        return await self._revise(writer, existing, DocumentChange(
+            content=new.content, metadata={**existing.metadata, **new.metadata},
+            date=new.date, task_type=new.task_type, type=new.type, title=new.title,
+        ))  # fmt: skip
 
     async def check_size(self, content: str) -> None:
         """413 for a text that makes more than `[ingest] max-chunks` chunks (a URL is checked
