@@ -10,6 +10,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from tests.pace import scaled
+
 ISOLATED_ENV_PREFIXES = ("SMEM_", "NOTIFY_SOCKET", "WATCHDOG_", "JOURNAL_STREAM")
 
 
@@ -53,7 +55,7 @@ class DaemonProcess:
     def wait_ready(self, timeout: float = 20.0) -> None:
         """Until the addr file is written (READY follows the same step) or the process dies."""
         assert self.proc is not None
-        deadline = time.monotonic() + timeout
+        deadline = time.monotonic() + scaled(timeout)
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise AssertionError(f"smemd exited {self.proc.returncode}: {self.log()}")

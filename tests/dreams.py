@@ -18,6 +18,7 @@ from typing import Any
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.pace import scaled
 from tests.raw_sqlite import execute
 from tests.settling import until_idle
 from tests.test_api import call
@@ -178,7 +179,7 @@ async def with_model(
 
 async def dreamt(running: Running, within: float = 20.0) -> dict[str, Any]:
     """Dreaming's status once it has nothing left to do."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while True:
         status, body, _ = await call(running.unix, "GET", f"{V1}/dreaming")
         assert status == 200, body

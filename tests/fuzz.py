@@ -29,6 +29,7 @@ import msgspec
 from smemctl.client import Client
 from tests import postgres
 from tests.daemon_process import DaemonProcess
+from tests.pace import scaled
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -40,7 +41,7 @@ def seed_documents(daemon: DaemonProcess) -> None:
     client = Client(daemon.socket)
     for i, text in enumerate(("Alex lives in Seattle.", "Alex prefers tea.", "Sam owns a kite.")):
         client.call("POST", "/ns/default/document", {"content": text, "id": f"seed-{i}"})
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while msgspec.json.decode(client.call("GET", "/v1/jobs"))["counts"] != {"done": 3}:
         if time.monotonic() > deadline:
             raise SystemExit("the seed documents were not ingested in 60 s")

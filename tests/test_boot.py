@@ -32,6 +32,7 @@ from smemd.devices.vcactl import Vcactl, VcactlMissing
 from smemd.tomlwriter import dumps
 from tests.fakes.vca_sim import Simulator
 from tests.fakes.vcactl import Timings, addressed
+from tests.pace import scaled
 
 FAST = Timeouts(vcactl=3, reset=3, boot=3, ready=3, health=3, poweroff=3, ssh=2, http=1, poll=0.05)
 ACTIONS = ("reset", "blockio open", "boot", "blockio close", "os-shutdown", "pwrbtn-long",
@@ -306,7 +307,7 @@ def test_the_cli_exits_2_on_a_bad_config_or_node(
 
 
 async def _eventually(check: Any, within: float = 3.0) -> None:
-    deadline = asyncio.get_running_loop().time() + within
+    deadline = asyncio.get_running_loop().time() + scaled(within)
     while not check():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
         await asyncio.sleep(0.02)

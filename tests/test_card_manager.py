@@ -89,7 +89,7 @@ def node_calls(sim: Simulator, card: int, cpu: int, since: int = 0) -> list[str]
 
 
 async def eventually(check: Callable[[], bool], within: float = 8.0) -> None:
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not check():
         assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.02)
@@ -190,7 +190,9 @@ async def test_a_node_that_stays_unhealthy_is_rebooted_then_failed(tmp_path: Pat
 async def test_a_node_stuck_booting_fails_after_its_timeouts_and_the_others_come_up(
     tmp_path: Path,
 ) -> None:
-    timeouts = msgspec.structs.replace(FAST, ready=0.3)
+    # Short, for node2 to fail soon; long enough, at the machine's pace, for node5 to come up.
+    ready = round(scaled(0.3), 1)
+    timeouts = msgspec.structs.replace(FAST, ready=ready)
     async with (
         simulate(tmp_path, faults={"node2": {"stuck_booting": True}}) as sim,
         manager(sim, tmp_path, boot=["node2", "node5"], timeouts=timeouts) as cards,
@@ -199,10 +201,10 @@ async def test_a_node_stuck_booting_fails_after_its_timeouts_and_the_others_come
         # node5 is not held back by node2 (on a busy machine it may still be on its way).
         await eventually(lambda: cards.node("node5").state == "up")
         view = cards.node("node2")
-        assert "ready: still booting after 0.3 s" in view.last_error
+        assert f"ready: still booting after {ready:g} s" in view.last_error
         assert "gave up after 2 attempts" in view.last_error
         assert node_calls(sim, 0, 2).count("boot") == 2
-        await asyncio.sleep(0.3)
+        await asyncio.sleep(ready)
         assert node_calls(sim, 0, 2).count("boot") == 2
 
 

@@ -65,7 +65,7 @@ async def acall(daemon: DaemonProcess, method: str, path: str, body: Any = None)
 
 
 async def until(check: Any, within: float, what: str) -> Any:
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while time.monotonic() < deadline:
         if result := await check():
             return result

@@ -12,6 +12,7 @@ import msgspec
 
 from smemctl.client import Client
 from tests.daemon_process import DaemonProcess
+from tests.pace import scaled
 
 DOCUMENTS = 200
 NS = "crash"
@@ -31,7 +32,7 @@ def job_counts(client: Client) -> dict[str, int]:
 
 
 def wait_for(client: Client, predicate: object, timeout: float = 120) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while time.monotonic() < deadline:
         counts = job_counts(client)
         if predicate(counts):  # type: ignore[operator]
@@ -109,7 +110,7 @@ def test_kill_9_mid_import_leaves_the_namespace_as_it_was_and_no_scratch(
     scratch = short_dir / "imports"
     sending = threading.Thread(target=_send_quietly, args=(daemon, export), daemon=True)
     sending.start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while not any(p.stat().st_size for p in scratch.glob(".import-*/vectors")):
         assert time.monotonic() < deadline, "the import never began to embed"
         time.sleep(0.02)

@@ -19,6 +19,7 @@ import msgspec
 from smemctl.client import Client
 from tests.daemon_process import DaemonProcess
 from tests.fakes.llama_server import FakeLlamaServer, Reply
+from tests.pace import scaled
 from tests.test_crash import doc, job_counts
 
 NS = "moves"
@@ -56,7 +57,7 @@ def rederivation(client: Client) -> dict[str, Any]:
 
 async def until(check: Callable[[], bool], within: float = 120) -> None:
     """Polls `check` off the event loop, which serves the fake model meanwhile."""
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not await asyncio.to_thread(check):
         assert time.monotonic() < deadline, "never got there"
         await asyncio.sleep(0.05)
@@ -121,7 +122,7 @@ def test_kill_9_mid_backup_leaves_no_partial_backup(short_dir: Path, tmp_path: P
         client = Client(daemon.socket)
         batch = {"documents": [doc(i) for i in range(200)]}
         client.call("POST", f"/ns/{NS}/document/batch", batch)
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + scaled(120)
         while job_counts(client).get("done", 0) < 200:
             assert time.monotonic() < deadline
             time.sleep(0.05)

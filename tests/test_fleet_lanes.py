@@ -14,6 +14,7 @@ import pytest
 from tests.conftest import Running, StartDaemon
 from tests.fakes.fleet import start_hosts, started
 from tests.fakes.llama_server import FakeLlamaServer
+from tests.pace import scaled
 from tests.settling import until_idle
 from tests.test_api import call
 
@@ -140,7 +141,7 @@ async def test_a_node_killed_mid_ingest_loses_nothing_and_comes_back(
     node4 = next(n for n in lanes["nodes"] if n["id"] == "node4")
     assert node4["lastError"] and (not node4["healthy"] or node4["resting"])
     await fakes["node4"].start()
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while True:  # the health watch (every 2 s) brings it back
         _, lanes, _ = await call(running.unix, "GET", "http://smemd/v1/lanes")
         node4 = next(n for n in lanes["nodes"] if n["id"] == "node4")

@@ -13,6 +13,7 @@ import pytest
 from smemctl.client import Client
 from tests.daemon_process import DaemonProcess
 from tests.llama_tools import llama_server_binary, smollm2_model
+from tests.pace import scaled
 
 pytestmark = pytest.mark.llama
 
@@ -50,7 +51,7 @@ pooling = "mean"
     try:
         client = Client(daemon.socket)
         client.call("POST", "/ns/local/document", {"content": "Alex lives in Seattle."})
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while msgspec.json.decode(client.call("GET", "/v1/jobs"))["counts"] != {"done": 1}:
             assert time.monotonic() < deadline
             time.sleep(0.1)
@@ -60,7 +61,7 @@ pooling = "mean"
         assert daemon.proc is not None
         (server,) = children(daemon.proc.pid)
         os.kill(server, signal.SIGKILL)  # the model server dies
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while True:  # restarted: search works again
             try:
                 found = msgspec.json.decode(

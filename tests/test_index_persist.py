@@ -72,7 +72,7 @@ def test_a_graph_is_saved_caught_up_after_a_kill_and_rebuilt_when_damaged(short_
         assert status == 200, body
         gone = before[queries[0]][0]
         assert request(daemon, "DELETE", "/ns/big/memories", {"ids": [gone]})[0] == 200
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while "cobalt" not in json.dumps(request(daemon, "POST", "/ns/big/list/memories", {})[1]):
             assert time.monotonic() < deadline
             time.sleep(0.2)

@@ -23,6 +23,7 @@ from smemd import log
 from tests.conftest import StartDaemon, token_table
 from tests.daemon_process import DaemonProcess
 from tests.dreams import HONEY, TEA, JudgeTables, dreamt, fake_pair, heuristic_store, with_model
+from tests.pace import scaled
 
 SECRET = "s3cret-Token-of-alice"
 MARKER = "quokkamarker7f3a"  # a document's word and a search's: never in the log
@@ -136,7 +137,7 @@ def test_a_request_http_cannot_parse_is_one_json_line_without_its_token(
             + b"\0\r\nConnection: close\r\n\r\n"
         )
         assert conn.recv(100).split(b" ")[1] == b"400"
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + scaled(10)
     while not (found := [r for r in records(json_daemon) if r["logger"] == "aiohttp.server"]):
         assert time.monotonic() < deadline, json_daemon.log()
         time.sleep(0.05)
@@ -165,7 +166,7 @@ def test_a_documents_text_and_a_searchs_words_are_never_logged(json_daemon: Daem
     status, added = call(json_daemon, "POST", "/ns/secrets/document", {"content": content})
     assert status == 200, added
     search = {"query": f"{MARKER} attic", "threshold": 0, "searchMode": "memories"}
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while MARKER not in json.dumps(call(json_daemon, "POST", "/ns/secrets/search", search)[1]):
         assert time.monotonic() < deadline, "the document never became searchable"
         time.sleep(0.2)
@@ -183,7 +184,7 @@ def test_a_urls_password_and_query_are_never_logged(json_daemon: DaemonProcess) 
     url = "http://alice:pw-marker@127.0.0.1:9/page?sig=sig-marker#frag-marker"
     status, added = call(json_daemon, "POST", "/ns/urls/document", {"content": url})
     assert status == 200, added
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + scaled(30)
     while call(json_daemon, "GET", "/v1/jobs?namespace=urls")[1]["jobs"][0]["phase"] != "failed":
         assert time.monotonic() < deadline, "the job never failed"
         time.sleep(0.1)

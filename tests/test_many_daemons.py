@@ -60,7 +60,7 @@ def open_jobs(dsn: str) -> int:
 
 
 def settle(dsn: str, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while open_jobs(dsn) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert open_jobs(dsn) == 0, "jobs still open"

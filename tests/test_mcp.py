@@ -27,6 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from smemctl.mcp.tools import TOOLS
 from tests.daemon_process import DaemonProcess
+from tests.pace import scaled
 
 REPO = Path(__file__).resolve().parents[1]
 TOKENS = """
@@ -229,7 +230,7 @@ def http_server(smemd: DaemonProcess) -> Iterator[str]:
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
     )  # fmt: skip
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + scaled(20)
         while True:
             with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
                 break

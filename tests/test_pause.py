@@ -27,6 +27,7 @@ from smemd.fleet.pause import (
     parse_pause,
     write_pause,
 )
+from tests.pace import scaled
 
 KNOWN = {"node0": False, "node1": True, "node2": True, "node3": True, "node4": True}
 PERIOD = 0.05
@@ -51,7 +52,7 @@ def put(path: Path, data: bytes) -> None:
 
 
 async def until_true(check: Callable[[], bool], within: float = 2.0) -> None:
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not check():
         assert time.monotonic() < deadline, "timed out waiting for the watcher"
         await asyncio.sleep(0.01)

@@ -15,6 +15,7 @@ from supermemory import Supermemory
 
 from tests.conftest import config_for_process
 from tests.daemon_process import DaemonProcess
+from tests.pace import scaled
 
 NS = "user_alex"
 TOKEN = "local-test-key"
@@ -32,7 +33,7 @@ def client(process_config: str) -> Iterator[Supermemory]:
 
 
 def wait_done(client: Supermemory, ref: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while client.documents.get(NS, ref).system.status != "done":
         assert time.monotonic() < deadline, f"{ref} not done"
         time.sleep(0.05)

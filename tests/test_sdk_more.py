@@ -15,13 +15,14 @@ import supermemory
 from supermemory import Supermemory
 
 from tests import test_sdk
+from tests.pace import scaled
 
 TOKEN = test_sdk.TOKEN
 client = test_sdk.client  # the same fixture: a daemon and an SDK client for this module
 
 
 def settle(client: Supermemory, ns: str, ref: str, timeout: float = 30) -> Any:
-    deadline = time.monotonic() + timeout
+    deadline = time.monotonic() + scaled(timeout)
     while (doc := client.documents.get(ns, ref, include=["memories"])).system.status != "done":
         assert doc.system.status != "failed", doc
         assert time.monotonic() < deadline, f"{ref} not done"

@@ -26,7 +26,7 @@ def link_to(node: FakeNode, known_hosts: Path, **options: Any) -> SshLink:
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], within: float = 5.0) -> None:
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not await check():
         assert time.monotonic() < deadline, "condition not met in time"
         await asyncio.sleep(0.02)

@@ -46,7 +46,7 @@ def embedding(process: DaemonProcess, shutdown_timeout_s: float, **extra: str) -
         process, "POST", "/ns/big/document", {"content": prose(3_000), "id": "big"}
     )
     assert status == 200, body
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + scaled(60)
     while time.monotonic() < deadline:
         _, doc = request(process, "GET", "/ns/big/document/big")
         if doc["system"]["status"] == "embedding":

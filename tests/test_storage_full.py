@@ -88,7 +88,7 @@ def test_a_full_disk_answers_507_loses_nothing_and_the_worker_resumes(
             client, "POST", "/ns/d/document", {"content": "Alex keeps bees.", "id": "first"}
         )
         assert status == 200
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while jobs(client) != {"done": 1}:
             assert time.monotonic() < deadline
             time.sleep(0.05)
@@ -129,7 +129,7 @@ def test_a_full_disk_answers_507_loses_nothing_and_the_worker_resumes(
             assert status in (200, 507), (method, status, body)
 
         filler.unlink()  # the space comes back: the worker resumes with no restart
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + scaled(30)
         while set(jobs(client)) - {"done"}:
             assert time.monotonic() < deadline, jobs(client)
             time.sleep(0.1)
@@ -178,7 +178,7 @@ def test_a_backup_or_an_export_onto_a_full_disk_says_so_and_the_daemon_goes_on(
         batch = [{"content": f"Note {i}: " + "the hive was calm today. " * 40} for i in range(60)]
         status, _ = call(client, "POST", "/ns/d/document/batch", {"documents": batch})
         assert status == 200
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + scaled(60)
         while jobs(client) != {"done": 60}:
             assert time.monotonic() < deadline
             time.sleep(0.05)

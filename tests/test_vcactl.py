@@ -78,7 +78,7 @@ def image(tmp_path: Path, name: str = "node00.img", size_mb: int = 20480) -> str
 async def settle(vcactl: Vcactl, card: int, cpu: int, want: str, within: float = 5.0) -> list[str]:
     """Poll status until the node shows `want`; the states seen on the way."""
     seen: list[str] = []
-    deadline = time.monotonic() + within
+    deadline = time.monotonic() + scaled(within)
     while not seen or seen[-1] != want:
         [status] = await vcactl.status(card, cpu)
         if not seen or seen[-1] != status.state:
