@@ -1,7 +1,7 @@
 """How recall scores a passage (a chunk and the memories extracted from it): a weighted sum of
 its signals — its best memory's cosine, its chunk's cosine, the two BM25 scores (each list
-scaled to 0..1), and whether it is dated where the query points or says when the query asks
-when; members after the first at a discount."""
+scaled to 0..1), whether it is dated where the query points or says when the query asks when,
+and whether the query names its speaker; members after the first at a discount."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ from smemd.store.records import Chunk, Document, Memory
 Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
 
 
-SIGNALS = ("memory_vector", "chunk_vector", "memory_lexical", "chunk_lexical", "date", "told_time")
+SIGNALS = (
+    "memory_vector", "chunk_vector", "memory_lexical", "chunk_lexical", "date", "told_time",
+    "speaker",
+)  # fmt: skip
 
 
 class Fusion(msgspec.Struct, frozen=True, kw_only=True):
@@ -31,6 +34,7 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     chunk_lexical: float = 0.15
     date: float = 0.3  # the query names a date or period and the passage is dated in it
     told_time: float = 0.2  # the query asks when and the passage says when
+    speaker: float = 0.15  # the query names who said the passage (smemd.engine.recall.speakers)
     # A passage gains this times the best score of another passage of its session (the date of
     # its document): a conversation's evidence gathers in its sessions.
     session: float = 0.15
@@ -53,7 +57,7 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
         }.get(
             mode, (self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical)
         )
-        return np.array([*own, self.date, self.told_time], dtype=np.float64)
+        return np.array([*own, self.date, self.told_time, self.speaker], dtype=np.float64)
 
 
 class Found(msgspec.Struct, kw_only=True):
