@@ -43,7 +43,7 @@ from smemd.engine.recall.scoring import (
     passage_date,
     passage_text,
 )
-from smemd.engine.recall.speakers import names_speaker, query_names
+from smemd.engine.recall.speakers import Asked, wanted_speaker
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
@@ -78,7 +78,7 @@ class Gathered(NamedTuple):
     chunks: dict[int, Chunk]
     documents: dict[str, Document]
     when: Windows
-    names: frozenset[str]  # the query's words, where a passage's speaker is looked up
+    asked: Asked  # what the query says of speakers
     now: float
 
     def at(self, query: Query) -> float:
@@ -158,7 +158,7 @@ class Recall:
             if when:
                 document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
-        return Gathered(found, memories, chunks, documents, when, query_names(query.text), now)
+        return Gathered(found, memories, chunks, documents, when, Asked(query.text), now)
 
     async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
@@ -234,11 +234,11 @@ class Recall:
     def _signals(score: Scorer, passage: Passage, gathered: Gathered, query: Query) -> np.ndarray:
         """The passage's SIGNALS: those of the candidate lists, then whether it is dated in a
         window the query names (1, or less for a loose one), whether it says when, for a
-        query that asks when, and whether the query names who said it."""
+        query that asks when, and whether the query asks about who said it."""
         when, documents = gathered.when, gathered.documents
         dated = when.weight(passage_date(passage, documents)) if when else 0.0
         tells = 1.0 if when.asks_time and tells_time(passage_text(passage)) else 0.0
-        named = 1.0 if names_speaker(gathered.names, passage, documents) else 0.0
+        named = 1.0 if wanted_speaker(gathered.asked, passage, documents) else 0.0
         return np.array([*score.signals(passage), dated, tells, named], dtype=np.float64)
 
     @staticmethod

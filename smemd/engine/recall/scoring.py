@@ -1,7 +1,7 @@
 """How recall scores a passage (a chunk and the memories extracted from it): a weighted sum of
 its signals — its best memory's cosine, its chunk's cosine, the two BM25 scores (each list
 scaled to 0..1), whether it is dated where the query points or says when the query asks when,
-and whether the query names its speaker; members after the first at a discount."""
+and whether the query asks about its speaker; members after the first at a discount."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     chunk_lexical: float = 0.15
     date: float = 0.3  # the query names a date or period and the passage is dated in it
     told_time: float = 0.2  # the query asks when and the passage says when
-    speaker: float = 0.15  # the query names who said the passage (smemd.engine.recall.speakers)
+    speaker: float = 0.2  # the query asks about who said it (smemd.engine.recall.speakers)
     # A passage gains this times the best score of another passage of its session (the date of
     # its document): a conversation's evidence gathers in its sessions.
     session: float = 0.15

@@ -1,11 +1,15 @@
-"""Who said a passage, and whether the query names them.
+"""Who said a passage, and whether the query asks about what they said.
 
 A conversation stored turn by turn opens each document with its speaker: "Caroline: I went to a
 support group", "User: how do I…", "assistant: Try…". A question about a person ("What did
 Caroline…", "what did the assistant suggest") wants that person's turns over the other speaker's
 turns on the same subject, which share its words and its meaning: the embedder cannot tell them
-apart, and BM25 finds the name in the turns that address the person as well. Measured on
-evidence recall over chit-chat (README: Benchmarks).
+apart, and BM25 finds the name in the turns that address the person as well.
+
+Between a user and an assistant the question's person says whose turn it wants: the user asks,
+so "I", "me", "my" point at the user's turns, and "you said", "did you recommend" at the
+assistant's. Both were measured on evidence recall over chit-chat and assistant chats (README:
+Benchmarks).
 """
 
 from __future__ import annotations
@@ -20,10 +24,43 @@ from smemd.store.records import Document
 _SPEAKER = re.compile(r"\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):\s")
 _WORD = re.compile(r"[^\W_]+")
 
+USER_ROLES = frozenset({"user", "human"})
+ASSISTANT_ROLES = frozenset({"assistant", "ai"})
+_FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
+# What the assistant said, asked about: "you mentioned", "you've recommended", "the list you
+# provided", "did you say". A request ("can you recommend…") asks for something new, not this.
+_SAID = (
+    "said|told|mentioned|recommended|suggested|gave|provided|wrote|listed|explained|described|"
+    "shared|showed|made|created|proposed|advised|outlined|named"
+)
+_SAY = (
+    "say|tell|mention|recommend|suggest|give|provide|write|list|explain|describe|share|show|"
+    "make|create|propose|advise|outline|name"
+)
+_ASKS_WHAT_YOU_SAID = re.compile(
+    rf"\byou(?:'ve| have)?\s+(?:\w+\s+)?(?:{_SAID})\b|\bdid you\s+(?:\w+\s+)?(?:{_SAY})\b"
+)
 
-def query_names(text: str) -> frozenset[str]:
-    """The query's words, case-folded: what a speaker's name is looked up in."""
-    return frozenset(_WORD.findall(text.casefold()))
+
+class Asked:
+    """What a query says of speakers: the words a name is looked up in, and whose turns its
+    person points at in a conversation between a user and an assistant."""
+
+    __slots__ = ("names", "roles")
+
+    def __init__(self, text: str) -> None:
+        folded = text.casefold().replace("\u2019", "'")
+        self.names = frozenset(_WORD.findall(folded))
+        if _ASKS_WHAT_YOU_SAID.search(folded):
+            self.roles = ASSISTANT_ROLES
+        elif not self.names.isdisjoint(_FIRST_PERSON):
+            self.roles = USER_ROLES
+        else:
+            self.roles = frozenset()
+
+    def wants(self, speaker: frozenset[str]) -> bool:
+        """Whether the query names this speaker, or its person points at their role."""
+        return not (self.names.isdisjoint(speaker) and self.roles.isdisjoint(speaker))
 
 
 def speaker_of(text: str) -> frozenset[str]:
@@ -35,12 +72,10 @@ def speaker_of(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(opening.group(1).casefold()) if len(w) > 1)
 
 
-def names_speaker(names: frozenset[str], passage: Passage, documents: dict[str, Document]) -> bool:
-    """Whether the query names who said the passage: the speaker its document opens with, else
-    (a memory whose document the search did not read) the one its memory opens with, as a fact
-    read from a turn's first sentence does."""
-    if not names:
-        return False
+def wanted_speaker(asked: Asked, passage: Passage, documents: dict[str, Document]) -> bool:
+    """Whether the query asks about the passage's speaker: the one its document opens with,
+    else (a memory whose document the search did not read) the one its memory opens with, as a
+    fact read from a turn's first sentence does."""
     if passage.chunk is not None:
         document = documents.get(passage.chunk.document_id)
         text = document.content if document is not None else passage.chunk.text
@@ -48,4 +83,5 @@ def names_speaker(names: frozenset[str], passage: Passage, documents: dict[str, 
         memory = passage.memories[0]
         document = documents.get(memory.document_id) if memory.document_id else None
         text = document.content if document is not None else memory.text
-    return not names.isdisjoint(speaker_of(text))
+    speaker = speaker_of(text)
+    return bool(speaker) and asked.wants(speaker)
