@@ -40,6 +40,12 @@ async def search(running: Running, query: str, **options: Any) -> list[dict[str,
     return body["results"]
 
 
+async def first_text(running: Running, query: str, **options: Any) -> str:
+    """What the first result of a search says: its memory, else its chunk."""
+    results = await search(running, query, **options)
+    return str(results[0].get("memory") or results[0].get("chunk"))
+
+
 async def test_a_move_is_a_new_version_and_time_travel_sees_the_old_one(running: Running) -> None:
     await add(running, "Alex lives in Seattle.", id="alex-1")
     await settle(running)

@@ -8,7 +8,7 @@ from datetime import UTC, date, datetime
 
 from smemd.engine.dates.relative import units_before
 from tests.conftest import Running
-from tests.test_memory_api import add, search, settle
+from tests.test_memory_api import add, first_text, search, settle
 
 CYCLING = "I went cycling along the coast road with Sam."
 HIKING = "I went hiking along the river trail with Sam."
@@ -49,8 +49,7 @@ async def test_a_question_asking_when_favours_a_passage_that_says_when(running: 
     await settle(running)
 
     async def first(query: str) -> str:
-        results = await search(running, query, threshold=0)
-        return str(results[0].get("memory") or results[0].get("chunk"))
+        return await first_text(running, query, threshold=0)
 
     # The closer text leads until the question asks when.
     assert await first("Did Sam and I visit the dentist?") == says_not

@@ -4,9 +4,11 @@ what counts as a speaker at the start of a document."""
 
 from __future__ import annotations
 
+import pytest
+
 from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, Asked, speaker_of
 from tests.conftest import Running
-from tests.test_memory_api import add, search, settle
+from tests.test_memory_api import add, first_text, search, settle
 
 
 def test_a_speaker_is_a_short_name_and_a_colon_at_the_start() -> None:
@@ -45,40 +47,37 @@ def test_the_question_s_person_points_at_the_user_or_the_assistant() -> None:
     assert not Asked("What did Melanie paint?").wants(frozenset({"caroline"}))
 
 
-async def test_a_question_naming_a_speaker_finds_their_turn_first(running: Running) -> None:
-    # Each turn addresses the other speaker by name and says the same: words and meaning cannot
-    # tell them apart, only who said which.
-    caroline = "Caroline: Melanie, I paint the lake at dawn most weekends."
-    melanie = "Melanie: Caroline, I paint the lake at dawn most weekends."
-    await add(running, caroline)
-    await add(running, melanie)
-    await settle(running)
+# Each pair of turns says the same words, so that words and meaning cannot tell them apart: only
+# who said which. Named speakers address each other, so BM25 finds each name in both turns.
+PAIRS = {
+    "names": (
+        "Caroline: Melanie, I paint the lake at dawn most weekends.",
+        "Melanie: Caroline, I paint the lake at dawn most weekends.",
+        {"What does Caroline paint at dawn?": "Caroline:", "What does Melanie paint?": "Melanie:"},
+        "Who paints the lake?",
+    ),
+    "roles": (
+        "User: The blue tent is the one for the lake trip.",
+        "Assistant: The blue tent is the one for the lake trip.",
+        {
+            "Which tent did I pick for the lake trip?": "User:",
+            "Which tent did you recommend for the lake trip?": "Assistant:",
+        },
+        "Which tent is for the lake trip?",
+    ),
+}
 
-    async def first(query: str) -> str:
-        results = await search(running, query, threshold=0)
-        return str(results[0].get("memory") or results[0].get("chunk"))
 
-    assert (await first("What does Caroline paint at dawn?")).startswith("Caroline:")
-    assert (await first("What does Melanie paint at dawn?")).startswith("Melanie:")
-    # A question that names neither leaves both in the list, in whatever order they score.
-    results = await search(running, "Who paints the lake?", threshold=0)
-    texts = {str(r.get("memory") or r.get("chunk")) for r in results}
-    assert {caroline, melanie} <= texts
-
-
-async def test_between_a_user_and_an_assistant_the_question_s_person_picks_the_turn(
-    running: Running,
+@pytest.mark.parametrize("pair", PAIRS)
+async def test_the_turn_of_the_speaker_a_question_asks_about_comes_first(
+    running: Running, pair: str
 ) -> None:
-    # The same words said by each side: only whose turn it is tells them apart.
-    user = "User: The blue tent is the one for the lake trip."
-    assistant = "Assistant: The blue tent is the one for the lake trip."
-    await add(running, user)
-    await add(running, assistant)
+    one, other, firsts, neutral = PAIRS[pair]
+    await add(running, one)
+    await add(running, other)
     await settle(running)
-
-    async def first(query: str) -> str:
-        results = await search(running, query, threshold=0)
-        return str(results[0].get("memory") or results[0].get("chunk"))
-
-    assert (await first("Which tent did I pick for the lake trip?")).startswith("User:")
-    assert (await first("Which tent did you recommend for the lake trip?")).startswith("Assistant:")
+    for question, speaker in firsts.items():
+        assert (await first_text(running, question, threshold=0)).startswith(speaker), question
+    # A question about neither leaves both in the list, in whatever order they score.
+    results = await search(running, neutral, threshold=0)
+    assert {one, other} <= {str(r.get("memory") or r.get("chunk")) for r in results}
