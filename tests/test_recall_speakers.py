@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, Asked, speaker_of
+from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, QuerySpeakers, speaker_of
 from tests.conftest import Running
 from tests.test_memory_api import add, first_text, search, settle
 
@@ -29,22 +29,22 @@ def test_a_speaker_is_a_short_name_and_a_colon_at_the_start() -> None:
 
 
 def test_the_question_s_person_points_at_the_user_or_the_assistant() -> None:
-    assert Asked("What did Caroline's sister say?").names >= {"caroline", "sister"}
-    assert Asked("What did Caroline's sister say?").roles == set()
+    assert QuerySpeakers("What did Caroline's sister say?").names >= {"caroline", "sister"}
+    assert QuerySpeakers("What did Caroline's sister say?").roles == set()
     for mine in ("Which tent did I pick?", "What's my sister's name?", "Remind me of the plan"):
-        assert Asked(mine).roles == USER_ROLES, mine
+        assert QuerySpeakers(mine).roles == USER_ROLES, mine
     for yours in (
         "What was the hotel you recommended?",
         "I wanted to confirm the eggs you\u2019ve said we need",
         "How many eggs did you say we need?",
         "You mentioned a few apps; which used mnemonics?",
     ):
-        assert Asked(yours).roles == ASSISTANT_ROLES, yours
+        assert QuerySpeakers(yours).roles == ASSISTANT_ROLES, yours
     # A request asks for something new: it points at no one unless it speaks of the user.
-    assert Asked("Can you recommend a hotel?").roles == set()
-    assert Asked("Can you recommend a hotel for me?").roles == USER_ROLES
-    assert Asked("What did the assistant suggest?").wants(frozenset({"assistant"}))
-    assert not Asked("What did Melanie paint?").wants(frozenset({"caroline"}))
+    assert QuerySpeakers("Can you recommend a hotel?").roles == set()
+    assert QuerySpeakers("Can you recommend a hotel for me?").roles == USER_ROLES
+    assert QuerySpeakers("What did the assistant suggest?").wants(frozenset({"assistant"}))
+    assert not QuerySpeakers("What did Melanie paint?").wants(frozenset({"caroline"}))
 
 
 # Each pair of turns says the same words, so that words and meaning cannot tell them apart: only

@@ -43,7 +43,7 @@ from smemd.engine.recall.scoring import (
     passage_date,
     passage_text,
 )
-from smemd.engine.recall.speakers import Asked, wanted_speaker
+from smemd.engine.recall.speakers import QuerySpeakers, wanted_speaker
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
@@ -78,7 +78,7 @@ class Gathered(NamedTuple):
     chunks: dict[int, Chunk]
     documents: dict[str, Document]
     when: Windows
-    asked: Asked  # what the query says of speakers
+    speakers: QuerySpeakers  # whose turns the query asks about
     now: float
 
     def at(self, query: Query) -> float:
@@ -158,7 +158,7 @@ class Recall:
             if when:
                 document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
-        return Gathered(found, memories, chunks, documents, when, Asked(query.text), now)
+        return Gathered(found, memories, chunks, documents, when, QuerySpeakers(query.text), now)
 
     async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
@@ -238,7 +238,7 @@ class Recall:
         when, documents = gathered.when, gathered.documents
         dated = when.weight(passage_date(passage, documents)) if when else 0.0
         tells = 1.0 if when.asks_time and tells_time(passage_text(passage)) else 0.0
-        named = 1.0 if wanted_speaker(gathered.asked, passage, documents) else 0.0
+        named = 1.0 if wanted_speaker(gathered.speakers, passage, documents) else 0.0
         return np.array([*score.signals(passage), dated, tells, named], dtype=np.float64)
 
     @staticmethod

@@ -42,7 +42,7 @@ _ASKS_WHAT_YOU_SAID = re.compile(
 )
 
 
-class Asked:
+class QuerySpeakers:
     """What a query says of speakers: the words a name is looked up in, and whose turns its
     person points at in a conversation between a user and an assistant."""
 
@@ -72,7 +72,7 @@ def speaker_of(text: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(opening.group(1).casefold()) if len(w) > 1)
 
 
-def wanted_speaker(asked: Asked, passage: Passage, documents: dict[str, Document]) -> bool:
+def wanted_speaker(query: QuerySpeakers, passage: Passage, documents: dict[str, Document]) -> bool:
     """Whether the query asks about the passage's speaker: the one its document opens with,
     else (a memory whose document the search did not read) the one its memory opens with, as a
     fact read from a turn's first sentence does."""
@@ -84,4 +84,4 @@ def wanted_speaker(asked: Asked, passage: Passage, documents: dict[str, Document
         document = documents.get(memory.document_id) if memory.document_id else None
         text = document.content if document is not None else memory.text
     speaker = speaker_of(text)
-    return bool(speaker) and asked.wants(speaker)
+    return bool(speaker) and query.wants(speaker)
