@@ -15,6 +15,9 @@ def test_a_speaker_is_a_short_name_and_a_colon_at_the_start() -> None:
     assert speaker_of("Caroline: I went to a support group.") == {"caroline"}
     assert speaker_of("  Dr. Lee: take two of these") == {"dr", "lee"}
     assert speaker_of("user: how do I undo a commit?") == {"user"}
+    assert speaker_of("[10:32] Sam: on my way") == {"sam"}
+    assert speaker_of("[2023-05-08 10:32] **Sam**: on my way") == {"sam"}
+    assert speaker_of("**Sam:** on my way") == {"sam"}
     assert speaker_of("J. R. R. Tolkien: x") == set()  # more than three words
     assert speaker_of("Mary J: hi") == {"mary"}  # an initial names nobody
     for not_a_speaker in (

@@ -20,8 +20,12 @@ from smemd.engine.recall.scoring import Passage
 from smemd.store.records import Document
 
 # Up to three words and a colon at the very start: "Caroline:", "Dr. Lee:", "user:". Longer
-# openings before a colon are sentences ("The plan for Monday: …"), not a speaker.
-_SPEAKER = re.compile(r"\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2}):\s")
+# openings before a colon are sentences ("The plan for Monday: …"), not a speaker. A chat log's
+# time before the name ("[10:32] Sam:") and a name in bold ("**Sam:**") are a speaker as well.
+_SPEAKER = re.compile(
+    r"\s*(?:\[[^\]\n]{1,30}\]\s*)?(?:\*\*|__)?"
+    r"([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})(?:\*\*|__)?:(?:\*\*|__)?\s"
+)
 _WORD = re.compile(r"[^\W_]+")
 
 USER_ROLES = frozenset({"user", "human"})
