@@ -4,6 +4,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
 
     python3 -m tests.bench.convert longmemeval SRC OUT [--conversations C] [--questions Q]
         [--distractors D]
+    python3 -m tests.bench.convert memorycode SRC OUT [--conversations C] [--sessions S]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -14,6 +15,9 @@ in date order — about as long as one haystack, each question's evidence among 
 questions are dealt out by type in their file order (abstention questions, with no evidence,
 are left out), C conversations. A turn is `User:` or `Assistant:` and its text; a question's
 category is its type.
+
+`memorycode`: MemoryCode's mentoring dialogues, whose questions are coding tasks that want an
+instruction given sessions before (tests/bench/memorycode.py).
 """
 
 from __future__ import annotations
@@ -26,6 +30,8 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
+
+from tests.bench.memorycode import memorycode
 
 LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -117,8 +123,16 @@ def main() -> None:
     lme.add_argument(
         "--distractors", type=int, default=3, help="other sessions of each question's haystack (3)"
     )
+    code = kinds.add_parser("memorycode", help="MemoryCode (its dataset directory)")
+    code.add_argument("source", type=Path)
+    code.add_argument("out", type=Path)
+    code.add_argument("--conversations", type=int, default=4, help="how many (4)")
+    code.add_argument("--sessions", type=int, default=100, help="sessions in each (100)")
     args = parser.parse_args()
-    samples = longmemeval(args.source, args.conversations, args.questions, args.distractors)
+    if args.kind == "memorycode":
+        samples = memorycode(args.source, args.conversations, args.sessions)
+    else:
+        samples = longmemeval(args.source, args.conversations, args.questions, args.distractors)
     args.out.write_text(json.dumps(samples))
     turns = sum(
         len(v) for s in samples for k, v in s["conversation"].items() if k.startswith("session_")
