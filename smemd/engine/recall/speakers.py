@@ -4,7 +4,8 @@ A conversation stored turn by turn opens each document with its speaker: "Caroli
 support group", "User: how do I…", "assistant: Try…". A question about a person ("What did
 Caroline…", "what did the assistant suggest") wants that person's turns over the other speaker's
 turns on the same subject, which share its words and its meaning: the embedder cannot tell them
-apart, and BM25 finds the name in the turns that address the person as well.
+apart, and BM25 finds the name in the turns that address the person as well. A client that
+keeps the speaker apart from the text names it in the document's metadata (`speaker`, `role`).
 
 Between a user and an assistant the question's person says whose turn it wants: the user asks,
 so "I", "me", "my" point at the user's turns, and "you said", "did you recommend" at the
@@ -28,6 +29,7 @@ _SPEAKER = re.compile(
 )
 _WORD = re.compile(r"[^\W_]+")
 
+SPEAKER_FIELDS = ("speaker", "role")  # metadata keys that name a document's speaker
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
@@ -71,21 +73,32 @@ def speaker_of(text: str) -> frozenset[str]:
     """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
     Words of one letter are left out: an initial names nobody on its own."""
     opening = _SPEAKER.match(text[:64])
-    if opening is None:
-        return frozenset()
-    return frozenset(w for w in _WORD.findall(opening.group(1).casefold()) if len(w) > 1)
+    return _name_words(opening.group(1)) if opening is not None else frozenset()
+
+
+def speaker_of_document(document: Document) -> frozenset[str]:
+    """A document's speaker: what its metadata names (`speaker` or `role`, as a client that keeps
+    turns apart from their text sends them), else the one its content opens with."""
+    for key in SPEAKER_FIELDS:
+        named = document.metadata.get(key)
+        if isinstance(named, str) and 0 < len(named) <= 64:
+            return _name_words(named)
+    return speaker_of(document.content)
+
+
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(name.casefold()) if len(w) > 1)
 
 
 def wanted_speaker(query: QuerySpeakers, passage: Passage, documents: dict[str, Document]) -> bool:
-    """Whether the query asks about the passage's speaker: the one its document opens with,
-    else (a memory whose document the search did not read) the one its memory opens with, as a
-    fact read from a turn's first sentence does."""
+    """Whether the query asks about the passage's speaker: its document's, else (a memory whose
+    document the search did not read) the one its memory opens with, as a fact read from a
+    turn's first sentence does."""
     if passage.chunk is not None:
-        document = documents.get(passage.chunk.document_id)
-        text = document.content if document is not None else passage.chunk.text
+        document_id: str | None = passage.chunk.document_id
+        fallback = passage.chunk.text
     else:
-        memory = passage.memories[0]
-        document = documents.get(memory.document_id) if memory.document_id else None
-        text = document.content if document is not None else memory.text
-    speaker = speaker_of(text)
+        document_id, fallback = passage.memories[0].document_id, passage.memories[0].text
+    document = documents.get(document_id) if document_id else None
+    speaker = speaker_of_document(document) if document is not None else speaker_of(fallback)
     return bool(speaker) and query.wants(speaker)
