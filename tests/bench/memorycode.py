@@ -7,7 +7,7 @@ function that implements merge sort." wants "from now on, end all your function 
 SRC is the repository's `dataset` directory (one `dialogue_N.json` a conversation). The first C
 dialogues of S sessions (in their number's order) are taken; a session's text is cut into turns
 at each line that opens with the mentor's or the mentee's name. The dialogues carry no dates:
-session n is dated n days after 1 January 2024, at 10:00. Each instruction a session adds or
+session n is dated n - 1 days after 1 January 2024, at 10:00. Each instruction a session adds or
 updates makes a question, `Write a <its session's evaluation query>.`, whose evidence is the
 mentor's turn of that session that shares the most words with the instruction (its category is
 the session's kind: `instruction-add` or `instruction-update`).
