@@ -153,10 +153,9 @@ class Recall:
         async with self.store.read() as reader:
             memories = await reader.memories_by_seq(found.seqs("m"))
             chunks = await reader.chunks_by_seq(found.seqs("c"))
-            # Chunks come with their document; memories need theirs only for a date.
+            # A passage's document gives its date and its speaker, a memory's as a chunk's.
             document_ids = {c.document_id for c in chunks.values()}
-            if when:
-                document_ids |= {m.document_id for m in memories.values() if m.document_id}
+            document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
         return Gathered(found, memories, chunks, documents, when, QuerySpeakers(query.text), now)
 
