@@ -16,6 +16,10 @@ absolute date, a relative one ("last month", "two weeks ago") resolved against `
 now, or a loose period ("recently", "in the spring") at a fraction of it. A query that asks for a
 time ("when did…", "how long ago…") favours passages that state one by `Fusion.told_time`: the
 answer is usually in the words ("yesterday", "for three years"), not in the passage's date.
+
+Who said a passage adds a third: a query that names its speaker, or between a user and an
+assistant points at them ("I", "you said"), favours it by `Fusion.speaker`
+(smemd.engine.recall.speakers).
 """
 
 from __future__ import annotations
