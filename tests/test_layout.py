@@ -23,13 +23,14 @@ STORE = ("smemd/store",)
 # The tests' doors to the databases themselves: SQLite's file, and the PostgreSQL server.
 DATABASE_HELPERS = ("tests/raw_sqlite.py", "tests/postgres.py")
 FRONT = ("smemd/api", "smemd/console")
-SHARED = {"ids", "quiet", "filters"}
-# What each sub-package may import of the engine, besides itself.
+SHARED = {"ids", "quiet", "filters", "transcripts"}
+# What each sub-package may import of the engine, besides itself. `transcripts` (a chat turn's
+# speaker) is read by every stage that reads turns.
 ALLOWED = {
     "dates": set(),
     "index": set(),
-    "entities": {"ids"},
-    "judgement": {"ids", "index", "entities"},
+    "entities": {"ids", "transcripts"},
+    "judgement": {"ids", "index", "entities", "transcripts"},
     "ingest": {"dates", "index", "judgement", "entities"} | SHARED,
     "recall": {"dates", "index"} | SHARED,
     "dreaming": {"index", "judgement", "entities"} | SHARED,

@@ -12,9 +12,10 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from smemd.engine.transcripts import speaker_line
+
 EntityKind = Literal["person", "place", "organisation", "thing"]
 
-_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 # A word, or a piece of punctuation that ends a sentence or breaks a span.
 _TOKEN = re.compile(
     r"[^\W\d_][\w&'\u2019.-]*[\w]|[^\W\d_]|\d[\w.,:]*|[.!?]+|[,;:()\"\u201c\u201d\u2014\u2013-]"
@@ -85,7 +86,7 @@ class Found:
 def find(text: str) -> list[Found]:
     """The entities `text` names, each once, in the order first named."""
     found: dict[str, Found] = {}
-    speaker = _SPEAKER.match(text)
+    speaker = speaker_line(text)
     if speaker:
         name = speaker.group(1)
         found[name.lower()] = Found(name, "person")

@@ -6,7 +6,6 @@ With a model (the fleet's background chat lane) the LLM reads the chunks in grou
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, date, datetime
 
 import numpy as np
@@ -14,15 +13,11 @@ import numpy as np
 from smemd.engine.dates.relative import resolve
 from smemd.engine.ingest import sentence_facts
 from smemd.engine.ingest.model_facts import Chatter, LlmFact, extract_facts
+from smemd.engine.transcripts import speaker_line
 from smemd.fleet.builtin import Embedder
 from smemd.instants import utc_day
 from smemd.store.protocol import Store
 from smemd.store.records import Candidate, Chunk, Document, Job
-
-# A chat turn written as "Speaker: text". Facts are cut from the text alone (a name before the
-# colon would make "Caroline: Hey Mel!" look like content) and each keeps the speaker, so
-# "I went to the group" still says who went.
-_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 
 
 async def extract_candidates(
@@ -72,7 +67,10 @@ def _midnight(day: date) -> float:
 def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Candidate]:
     candidates: list[Candidate] = []
     for chunk in chunks:
-        speaker = _SPEAKER.match(chunk.text)
+        # A chat turn written as "Speaker: text". Facts are cut from the text alone (a name
+        # before the colon would make "Caroline: Hey Mel!" look like content) and each keeps
+        # the speaker, so "I went to the group" still says who went.
+        speaker = speaker_line(chunk.text)
         prefix, text = (
             (speaker.group(0), chunk.text[speaker.end() :]) if speaker else ("", chunk.text)
         )

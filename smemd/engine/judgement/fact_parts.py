@@ -34,6 +34,7 @@ from smemd.engine.judgement.vocabulary import (
     VERBS,
     attributes_of,
 )
+from smemd.engine.transcripts import speaker_line
 
 _TOKEN = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # an address
@@ -47,7 +48,6 @@ _DAY_MONTH_YEAR = re.compile(
     rf"\b{_DAY}\s+(?:of\s+)?{_MONTH},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE
 )
 _MONTH_DAY_YEAR = re.compile(rf"\b{_MONTH}\s+{_DAY},?\s+(?P<year>\d{{4}})\b", re.IGNORECASE)
-_SPEAKER = re.compile(r"^([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,3}):\s+")
 _ORDINAL = re.compile(r"^(\d+)(?:st|nd|rd|th)$", re.IGNORECASE)
 
 
@@ -242,7 +242,7 @@ def _dates_as_iso(text: str) -> str:
 def _speaker(text: str) -> tuple[str, str]:
     """A transcript line's speaker, lowercased, and what they said ("Joanna: I moved." is
     Joanna's "I"); no speaker, the whole text."""
-    found = _SPEAKER.match(text)
+    found = speaker_line(text)
     return (found.group(1).lower(), text[found.end() :]) if found else ("", text)
 
 

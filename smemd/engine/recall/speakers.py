@@ -18,15 +18,9 @@ from __future__ import annotations
 import re
 
 from smemd.engine.recall.scoring import Passage
+from smemd.engine.transcripts import speaker_line
 from smemd.store.records import Document
 
-# Up to three words and a colon at the very start: "Caroline:", "Dr. Lee:", "user:". Longer
-# openings before a colon are sentences ("The plan for Monday: …"), not a speaker. A chat log's
-# time before the name ("[10:32] Sam:") and a name in bold ("**Sam:**") are a speaker as well.
-_SPEAKER = re.compile(
-    r"\s*(?:\[[^\]\n]{1,30}\]\s*)?(?:\*\*|__)?"
-    r"([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*){0,2})(?:\*\*|__)?:(?:\*\*|__)?\s"
-)
 _WORD = re.compile(r"[^\W_]+")
 
 SPEAKER_FIELDS = ("speaker", "role")  # metadata keys that name a document's speaker
@@ -72,7 +66,7 @@ class QuerySpeakers:
 def speaker_of(text: str) -> frozenset[str]:
     """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
     Words of one letter are left out: an initial names nobody on its own."""
-    opening = _SPEAKER.match(text[:64])
+    opening = speaker_line(text[:64])
     return _name_words(opening.group(1)) if opening is not None else frozenset()
 
 
