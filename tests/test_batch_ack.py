@@ -12,6 +12,7 @@ from tests.conftest import Running
 from tests.pace import scaled
 from tests.settling import until_idle
 from tests.test_api import call
+from tests.test_memory_api import settle
 
 NS = "http://smemd/ns/acks"
 BATCH = 100
@@ -76,5 +77,38 @@ async def test_a_batch_with_revisions_repeats_and_a_bad_date_is_stored_in_one(
     [refused] = [r for r in results if r["status"] == "error"]
     assert refused["id"] == "d" and "date" in refused["error"] + str(refused["details"]), refused
     for custom, content in (("a", "Ana owns a green kite."), ("b", "Bo keeps bees.")):
+        status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{custom}")
+        assert status == 200 and doc["content"] == content, doc
+
+
+async def test_a_batch_whose_one_document_the_store_refuses_keeps_the_others(
+    running: Running,
+) -> None:
+    # A retracted document cannot be revised: its refusal comes from inside the batch's one
+    # commit, which is then undone, and the batch is stored one document at a time instead.
+    status, first, _ = await call(
+        running.unix, "POST", f"{NS}/document", json={"content": "Ana owns a red kite.", "id": "a"}
+    )
+    assert status == 200, first
+    await settle(running)
+    status, body, _ = await call(running.unix, "POST", f"{NS}/document/a/retract")
+    assert status == 200, body
+    documents = [
+        {"content": "Bo keeps bees.", "id": "b"},
+        {"content": "Ana owns a green kite.", "id": "a"},  # a revision of the retracted
+        {"content": "Cy sails.", "id": "c"},
+    ]
+    status, body, _ = await call(
+        running.unix, "POST", f"{NS}/document/batch", json={"documents": documents}
+    )
+    assert status == 200, body
+    assert (body["count"], body["failed"]) == (2, 1), body
+    [refused] = [r for r in body["results"] if r["status"] == "error"]
+    assert refused["id"] == "a" and "retracted" in refused["error"], refused
+    for custom, content in (
+        ("b", "Bo keeps bees."),
+        ("c", "Cy sails."),
+        ("a", "Ana owns a red kite."),
+    ):
         status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{custom}")
         assert status == 200 and doc["content"] == content, doc

@@ -117,7 +117,8 @@ async def _one_by_one(
     failed: list[BatchResult] = []
     for i, (item, new) in enumerate(made):
         try:
-            doc = await engine.documents.add(item.namespace, new)
+            # Its size was checked when it was made: added as a batch of one.
+            [doc] = await engine.documents.add_many([(item.namespace, new)])
         except STORE_CANNOT_WRITE as err:
             # Say which were stored, and that the rest were not.
             if not accepted:

@@ -92,8 +92,9 @@ class Documents:
         """Commit the document and its job before answering; the same id and content is a no-op.
         A text past `[ingest] max-chunks` is refused (413) and nothing is written."""
         await self.check_size(new.content)
+        digest = content_hash(new.content)  # before the store's writer is held: a long text
         async with self.store.write() as writer:
-            doc = await self._add(writer, namespace, new, now())
+            doc = await self._add(writer, namespace, new, digest, now())
         self.worker.wake()
         return doc
 
@@ -102,15 +103,20 @@ class Documents:
         commit, as `add` would each, in order. One commit, not one each: a batch waits for the
         store's writer once, however busy ingest keeps it. Whatever one of them is refused for
         is raised, and nothing is written."""
+        digests = [content_hash(new.content) for _, new in items]
         t = now()
         async with self.store.write() as writer:
-            docs = [await self._add(writer, namespace, new, t) for namespace, new in items]
+            docs = [
+                await self._add(writer, namespace, new, digest, t)
+                for (namespace, new), digest in zip(items, digests, strict=True)
+            ]
         self.worker.wake()
         return docs
 
-    async def _add(self, writer: Writer, namespace: str, new: NewDocument, t: float) -> Document:
+    async def _add(
+        self, writer: Writer, namespace: str, new: NewDocument, digest: str, t: float
+    ) -> Document:
         await writer.ensure_namespace(namespace, t)
-        digest = content_hash(new.content)
         existing = await writer.document(namespace, new.caller_id) if new.caller_id else None
         if existing is None:
             origin = Origin.of(new.content, new.type, new.title, fetch=self.fetch_urls)
