@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from typing import Any
 
 from tests.conftest import Running
 from tests.pace import scaled
@@ -52,33 +53,47 @@ async def test_a_batch_is_acknowledged_as_fast_with_a_full_queue(running: Runnin
     assert later[-1] < scaled(0.5), (empty, full)
 
 
-async def test_a_batch_with_revisions_repeats_and_a_bad_date_is_stored_in_one(
-    running: Running,
-) -> None:
+async def _kite(running: Running) -> dict[str, object]:
+    """Document "a", added alone before a batch revises it."""
     status, first, _ = await call(
         running.unix, "POST", f"{NS}/document", json={"content": "Ana owns a red kite.", "id": "a"}
     )
     assert status == 200, first
-    documents = [
+    return first
+
+
+async def _batch(running: Running, documents: list[dict[str, object]]) -> dict[str, Any]:
+    status, body, _ = await call(
+        running.unix, "POST", f"{NS}/document/batch", json={"documents": documents}
+    )
+    assert status == 200, body
+    return body
+
+
+async def _assert_contents(running: Running, contents: dict[str, str]) -> None:
+    for custom, content in contents.items():
+        status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{custom}")
+        assert status == 200 and doc["content"] == content, doc
+
+
+async def test_a_batch_with_revisions_repeats_and_a_bad_date_is_stored_in_one(
+    running: Running,
+) -> None:
+    first = await _kite(running)
+    body = await _batch(running, [
         {"content": "Ana owns a green kite.", "id": "a"},  # a revision
         {"content": "Bo keeps bees.", "id": "b"},
         {"content": "Bo keeps bees.", "id": "b"},  # the same again: a no-op
         {"content": "Cy sails.", "id": "c", "metadata": {"when": "x"}},
         {"content": "Di rows.", "id": "d", "date": "not a date"},
-    ]
-    status, body, _ = await call(
-        running.unix, "POST", f"{NS}/document/batch", json={"documents": documents}
-    )
-    assert status == 200, body
+    ])  # fmt: skip
     assert (body["count"], body["failed"]) == (4, 1), body
     results = body["results"]
     assert results[0]["id"] == first["id"]  # the revision keeps its document
     assert results[1]["id"] == results[2]["id"]
     [refused] = [r for r in results if r["status"] == "error"]
     assert refused["id"] == "d" and "date" in refused["error"] + str(refused["details"]), refused
-    for custom, content in (("a", "Ana owns a green kite."), ("b", "Bo keeps bees.")):
-        status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{custom}")
-        assert status == 200 and doc["content"] == content, doc
+    await _assert_contents(running, {"a": "Ana owns a green kite.", "b": "Bo keeps bees."})
 
 
 async def test_a_batch_whose_one_document_the_store_refuses_keeps_the_others(
@@ -86,29 +101,18 @@ async def test_a_batch_whose_one_document_the_store_refuses_keeps_the_others(
 ) -> None:
     # A retracted document cannot be revised: its refusal comes from inside the batch's one
     # commit, which is then undone, and the batch is stored one document at a time instead.
-    status, first, _ = await call(
-        running.unix, "POST", f"{NS}/document", json={"content": "Ana owns a red kite.", "id": "a"}
-    )
-    assert status == 200, first
+    await _kite(running)
     await settle(running)
     status, body, _ = await call(running.unix, "POST", f"{NS}/document/a/retract")
     assert status == 200, body
-    documents = [
+    body = await _batch(running, [
         {"content": "Bo keeps bees.", "id": "b"},
         {"content": "Ana owns a green kite.", "id": "a"},  # a revision of the retracted
         {"content": "Cy sails.", "id": "c"},
-    ]
-    status, body, _ = await call(
-        running.unix, "POST", f"{NS}/document/batch", json={"documents": documents}
-    )
-    assert status == 200, body
+    ])  # fmt: skip
     assert (body["count"], body["failed"]) == (2, 1), body
     [refused] = [r for r in body["results"] if r["status"] == "error"]
     assert refused["id"] == "a" and "retracted" in refused["error"], refused
-    for custom, content in (
-        ("b", "Bo keeps bees."),
-        ("c", "Cy sails."),
-        ("a", "Ana owns a red kite."),
-    ):
-        status, doc, _ = await call(running.unix, "GET", f"{NS}/document/{custom}")
-        assert status == 200 and doc["content"] == content, doc
+    await _assert_contents(
+        running, {"b": "Bo keeps bees.", "c": "Cy sails.", "a": "Ana owns a red kite."}
+    )
