@@ -3,8 +3,9 @@ of other kinds than LoCoMo's chit-chat. The data is not ours to commit: fetch it
 and give the output to the bench (README: Benchmarks, which names each source and its licence).
 
     python3 -m tests.bench.convert longmemeval SRC OUT [--conversations C] [--questions Q]
-        [--distractors D]
+        [--distractors D] [--types T,...]
     python3 -m tests.bench.convert memorycode SRC OUT [--conversations C] [--sessions S]
+    python3 -m tests.bench.convert prefeval SRC OUT [--conversations C] [--per-topic P]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -12,12 +13,15 @@ one record per file. Each question comes with a haystack of its own (about 40 se
 million characters); here Q questions share one conversation, LoCoMo-like: their evidence
 sessions and D other sessions of each one's haystack (drawn by a seeded hash of the question),
 in date order — about as long as one haystack, each question's evidence among the others'. The
-questions are dealt out by type in their file order (abstention questions, with no evidence,
-are left out), C conversations. A turn is `User:` or `Assistant:` and its text; a question's
+questions (only those of the `--types` named, when given) are dealt out by type in their file
+order (abstention questions, with no evidence, are left out), C conversations. A turn is `User:` or `Assistant:` and its text; a question's
 category is its type.
 
 `memorycode`: MemoryCode's mentoring dialogues, whose questions are coding tasks that want an
 instruction given sessions before (tests/bench/memorycode.py).
+
+`prefeval`: PrefEval's preferences, told or shown by a choice among long chats with an
+assistant, and the requests that want them (tests/bench/prefeval.py).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.bench.memorycode import memorycode
+from tests.bench.prefeval import prefeval
 
 LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
 SPEAKERS = {"user": "User", "assistant": "Assistant"}
@@ -46,12 +51,18 @@ def longmemeval_records(source: Path) -> Iterator[dict[str, Any]]:
 
 
 def longmemeval(
-    source: Path, conversations: int, questions: int, distractors: int, seed: str = "smem"
+    source: Path,
+    conversations: int,
+    questions: int,
+    distractors: int,
+    types: frozenset[str] = frozenset(),
+    seed: str = "smem",
 ) -> list[dict[str, Any]]:
     by_type: dict[str, list[dict[str, Any]]] = {}
     for record in longmemeval_records(source):
         has_evidence = any(t.get("has_answer") for s in record["haystack_sessions"] for t in s)
-        if not record["question_id"].endswith("_abs") and has_evidence:
+        wanted_type = not types or record["question_type"] in types
+        if not record["question_id"].endswith("_abs") and has_evidence and wanted_type:
             by_type.setdefault(record["question_type"], []).append(record)
     dealt = [r for group in zip(*by_type.values(), strict=False) for r in group]
     wanted = conversations * questions
@@ -123,16 +134,29 @@ def main() -> None:
     lme.add_argument(
         "--distractors", type=int, default=3, help="other sessions of each question's haystack (3)"
     )
+    lme.add_argument(
+        "--types", default="", help="only questions of these types, comma-separated (all)"
+    )
     code = kinds.add_parser("memorycode", help="MemoryCode (its dataset directory)")
     code.add_argument("source", type=Path)
     code.add_argument("out", type=Path)
     code.add_argument("--conversations", type=int, default=4, help="how many (4)")
     code.add_argument("--sessions", type=int, default=100, help="sessions in each (100)")
+    pref = kinds.add_parser("prefeval", help="PrefEval (its benchmark_dataset directory)")
+    pref.add_argument("source", type=Path)
+    pref.add_argument("out", type=Path)
+    pref.add_argument("--conversations", type=int, default=5, help="how many (5)")
+    pref.add_argument("--per-topic", type=int, default=2, help="preferences of a topic in each (2)")
     args = parser.parse_args()
     if args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
+    elif args.kind == "prefeval":
+        samples = prefeval(args.source, args.conversations, args.per_topic)
     else:
-        samples = longmemeval(args.source, args.conversations, args.questions, args.distractors)
+        types = frozenset(t.strip() for t in args.types.split(",") if t.strip())
+        samples = longmemeval(
+            args.source, args.conversations, args.questions, args.distractors, types
+        )
     args.out.write_text(json.dumps(samples))
     turns = sum(
         len(v) for s in samples for k, v in s["conversation"].items() if k.startswith("session_")

@@ -151,10 +151,16 @@ def fit(questions: list[Asked], start: np.ndarray) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("state", type=Path, help="a state dir `tests.bench.retrieval` kept")
-    parser.add_argument("paths", nargs="+", type=Path, metavar="SET")
+    parser.add_argument(
+        "paths", nargs="+", metavar="SET", help="a set, or SET@STATE: a set kept in another state"
+    )
     args = parser.parse_args()
-    sets = {path.name.removesuffix(".json"): load(path) for path in args.paths}
-    questions = asyncio.run(gather(args.state, sets))
+    by_state: dict[Path, dict[str, list[Conversation]]] = defaultdict(dict)
+    for given in args.paths:
+        path, _, state = given.partition("@")
+        by_state[Path(state) if state else args.state][Path(path).stem] = load(Path(path))
+    sets = {name: convs for held in by_state.values() for name, convs in held.items()}
+    questions = [q for state, held in by_state.items() for q in asyncio.run(gather(state, held))]
     fusion = Fusion()
     code = np.array([*fusion.weights("hybrid"), fusion.session])
     held_out: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
