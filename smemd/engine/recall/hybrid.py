@@ -19,7 +19,10 @@ answer is usually in the words ("yesterday", "for three years"), not in the pass
 
 Who said a passage adds a third: a query that names its speaker, or between a user and an
 assistant points at them ("I", "you said"), favours it by `Fusion.speaker`
-(smemd.engine.recall.speakers).
+(smemd.engine.recall.speakers). A request for something new ("what would you recommend…",
+"write a function…") favours what someone said they prefer, avoid or want done, by
+`Fusion.standing` (smemd.engine.recall.standing): a preference shares little with the request
+it should shape.
 """
 
 from __future__ import annotations
@@ -47,7 +50,8 @@ from smemd.engine.recall.scoring import (
     passage_date,
     passage_text,
 )
-from smemd.engine.recall.speakers import QuerySpeakers, wanted_speaker
+from smemd.engine.recall.speakers import QuerySpeakers, passage_speaker
+from smemd.engine.recall.standing import asks_for_something_new, states_standing
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
@@ -83,6 +87,7 @@ class Gathered(NamedTuple):
     documents: dict[str, Document]
     when: Windows
     speakers: QuerySpeakers  # whose turns the query asks about
+    request: bool  # whether it asks for something new, which a preference may shape
     now: float
 
     def at(self, query: Query) -> float:
@@ -161,7 +166,10 @@ class Recall:
             document_ids = {c.document_id for c in chunks.values()}
             document_ids |= {m.document_id for m in memories.values() if m.document_id}
             documents = await reader.documents_by_id(list(document_ids))
-        return Gathered(found, memories, chunks, documents, when, QuerySpeakers(query.text), now)
+        return Gathered(
+            found, memories, chunks, documents, when, QuerySpeakers(query.text),
+            asks_for_something_new(query.text), now,
+        )  # fmt: skip
 
     async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
@@ -237,12 +245,17 @@ class Recall:
     def _signals(score: Scorer, passage: Passage, gathered: Gathered, query: Query) -> np.ndarray:
         """The passage's SIGNALS: those of the candidate lists, then whether it is dated in a
         window the query names (1, or less for a loose one), whether it says when, for a
-        query that asks when, and whether the query asks about who said it."""
+        query that asks when, whether the query asks about who said it, and whether it states a
+        preference the query (a request for something new) should honour."""
         when, documents = gathered.when, gathered.documents
         dated = when.weight(passage_date(passage, documents)) if when else 0.0
         tells = 1.0 if when.asks_time and tells_time(passage_text(passage)) else 0.0
-        named = 1.0 if wanted_speaker(gathered.speakers, passage, documents) else 0.0
-        return np.array([*score.signals(passage), dated, tells, named], dtype=np.float64)
+        speaker = passage_speaker(passage, documents)
+        named = 1.0 if gathered.speakers.wants(speaker) else 0.0
+        standing = gathered.request and states_standing(passage_text(passage), speaker)
+        return np.array(
+            [*score.signals(passage), dated, tells, named, float(standing)], dtype=np.float64
+        )
 
     @staticmethod
     def _passages(gathered: Gathered, query: Query) -> dict[tuple[str, str], Passage]:

@@ -1,7 +1,8 @@
 """How recall scores a passage (a chunk and the memories extracted from it): a weighted sum of
 its signals — its best memory's cosine, its chunk's cosine, the two BM25 scores (each list
 scaled to 0..1), whether it is dated where the query points or says when the query asks when,
-and whether the query asks about its speaker; members after the first at a discount."""
+whether the query asks about its speaker, and whether it states a preference or a standing
+instruction when the query asks for something new; members after the first at a discount."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ Key = tuple[str, int]  # ("m", memory seq) or ("c", chunk seq)
 
 SIGNALS = (
     "memory_vector", "chunk_vector", "memory_lexical", "chunk_lexical", "date", "told_time",
-    "speaker",
+    "speaker", "standing",
 )  # fmt: skip
 
 
@@ -35,6 +36,9 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
     date: float = 0.3  # the query names a date or period and the passage is dated in it
     told_time: float = 0.2  # the query asks when and the passage says when
     speaker: float = 0.2  # the query asks about who said it (smemd.engine.recall.speakers)
+    # The query asks for something new and the passage says what someone prefers or wants done
+    # (smemd.engine.recall.standing).
+    standing: float = 0.15
     # A passage gains this times the best score of another passage of its session (the date of
     # its document): a conversation's evidence gathers in its sessions.
     session: float = 0.15
@@ -57,7 +61,9 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
         }.get(
             mode, (self.memory_vector, self.chunk_vector, self.memory_lexical, self.chunk_lexical)
         )
-        return np.array([*own, self.date, self.told_time, self.speaker], dtype=np.float64)
+        return np.array(
+            [*own, self.date, self.told_time, self.speaker, self.standing], dtype=np.float64
+        )
 
 
 class Found(msgspec.Struct, kw_only=True):

@@ -42,6 +42,11 @@ _ASKS_WHAT_YOU_SAID = re.compile(
 )
 
 
+def asks_what_was_said(folded: str) -> bool:
+    """Whether a (case-folded) query asks what the assistant said before."""
+    return bool(_ASKS_WHAT_YOU_SAID.search(folded))
+
+
 class QuerySpeakers:
     """What a query says of speakers: the words a name is looked up in, and whose turns its
     person points at in a conversation between a user and an assistant."""
@@ -51,7 +56,7 @@ class QuerySpeakers:
     def __init__(self, text: str) -> None:
         folded = text.casefold().replace("\u2019", "'")
         self.names = frozenset(_WORD.findall(folded))
-        if _ASKS_WHAT_YOU_SAID.search(folded):
+        if asks_what_was_said(folded):
             self.roles = ASSISTANT_ROLES
         elif not self.names.isdisjoint(_FIRST_PERSON):
             self.roles = USER_ROLES
@@ -84,15 +89,13 @@ def _name_words(name: str) -> frozenset[str]:
     return frozenset(w for w in _WORD.findall(name.casefold()) if len(w) > 1)
 
 
-def wanted_speaker(query: QuerySpeakers, passage: Passage, documents: dict[str, Document]) -> bool:
-    """Whether the query asks about the passage's speaker: its document's, else (a memory whose
-    document the search did not read) the one its memory opens with, as a fact read from a
-    turn's first sentence does."""
+def passage_speaker(passage: Passage, documents: dict[str, Document]) -> frozenset[str]:
+    """A passage's speaker: its document's, else (a memory whose document the search did not
+    read) the one its memory opens with, as a fact read from a turn's first sentence does."""
     if passage.chunk is not None:
         document_id: str | None = passage.chunk.document_id
         fallback = passage.chunk.text
     else:
         document_id, fallback = passage.memories[0].document_id, passage.memories[0].text
     document = documents.get(document_id) if document_id else None
-    speaker = speaker_of_document(document) if document is not None else speaker_of(fallback)
-    return bool(speaker) and query.wants(speaker)
+    return speaker_of_document(document) if document is not None else speaker_of(fallback)

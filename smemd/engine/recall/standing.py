@@ -1,0 +1,95 @@
+"""Standing preferences and instructions, and the requests that want them.
+
+"I strictly avoid gluten" and "from now on, add type hints to every function" are said once and
+wanted later by a request that names neither: "What restaurants in Rome would you recommend?",
+"Write a function that merges two sorted lists." The request shares few words and little meaning
+with the preference it should honour, so neither BM25 nor the embedder ranks it; what marks the
+preference is its form — someone saying what they always, never, prefer or want done — and what
+marks the request is that it asks for something new (advice, a plan, code), not for something
+said before ("what did you recommend", "remind me"). Measured on evidence recall over chit-chat,
+assistant chats, mentoring dialogues and preference requests (README: Benchmarks).
+"""
+
+from __future__ import annotations
+
+import re
+
+from smemd.engine.recall.speakers import ASSISTANT_ROLES, asks_what_was_said
+
+# A request for something new: advice, ideas, a plan, a piece of work.
+_REQUEST = re.compile(
+    r"\b(?:recommend\w*|suggest\w*|ideas?|tips|advice|advise|help me|insights?|options|"
+    r"what are (?:some|the best|good)|ways to|should i|to consider|do you think|"
+    r"(?:what|which|how) (?:should|could|can|would|do) (?:i|we)|"
+    r"(?:can|could|would) you (?:\w+ )?(?:give|write|show|create|make|plan|find|list|draft|"
+    r"design|build|put together|come up|explain|teach|implement)|"
+    r"^(?:please )?(?:write|create|implement|make|build|design|plan|draft|give|generate|list)|"
+    r"looking for|any (?:good )?(?:options|places|ways))\b"
+)
+# A request is the asker's own: it speaks to the assistant, of the asker, or is an order ("What
+# advice does Caroline give?" asks about a conversation, not for advice).
+_ADDRESSED = re.compile(
+    r"\b(?:you|your|i|i'm|i've|i'd|me|my|we|our|us)\b|^(?:please )?[a-z]+ (?:a|an|me|some)\b"
+)
+# Asking back for what was said or done: not a request for something new.
+_RECALLS = re.compile(
+    r"\b(?:remind me|remember|previous(?:ly)?|earlier|last time|before|again|did|was|were|had)\b"
+)
+# Someone saying what they like, avoid, always or never do: the verb in the present after "I"
+# ("I strictly avoid gluten"; not "I'd like to try", which wants once, nor "see what I enjoy"),
+# a preference they have, a choice that turns the others down, or a rule for what comes after.
+# Recall tests every candidate of a request, so the patterns open on a letter, not a word
+# boundary, which lets the regex engine skip ahead (a quarter of the time): the boundary and the
+# word before are checked after a match.
+_ADVERB = r"(?:\w+ly |really |also |just |still |much |generally |always |never |only )?"
+_FIRST_PERSON = re.compile(
+    rf"(?:i|we) {_ADVERB}(?:prefer|hate|dislike|"
+    r"(?:like|love|enjoy)(?! the (?:idea|sound|look|way|suggestion))|detest|despise|avoid|"
+    r"stick to|stay away from|steer clear of|only|always|never|refuse|follow|"
+    r"(?:don't|do not|can't|cannot|won't|will not) (?:\w+ )?(?:eat|drink|use|wear|like|want|"
+    r"stand|go|do|buy|consider|touch|watch|listen|read|play|stay))\b"
+)
+_CLAUSE_OPENERS = frozenset({"what", "which", "whether", "if"})  # "see what I enjoy"
+# The other forms each need one of these words: a text with none is not searched.
+_OTHER_WORDS = (
+    "prefer", "aversion", "dislike", "allerg", "intoleran", "i'm", "i am", "rather", "my thing",
+    "my style", "my cup", "my liking", "my taste", "fit", "suit", "align", "appeal", "work for",
+    "now on", "forward", "make sure", "you to", "whenever", "please",
+)  # fmt: skip
+_OTHER = re.compile(
+    r"\b(?:(?:my|a) (?:\w+ )?(?:preference|aversion|dislike|allergy|intolerance)|"
+    r"(?:i'm|i am) (?:\w+ )?(?:allergic|intolerant|vegan|vegetarian|not a fan|a fan|"
+    r"not (?:\w+ )?(?:keen|into))|"
+    r"i'd rather|(?:not|\w+n't) (?:really )?my (?:thing|style|cup of tea)|"
+    r"for my (?:liking|taste)|"
+    r"(?:doesn't|don't|do not|does not) (?:\w+ )?(?:fit|suit|align with|appeal to|work for) "
+    r"(?:me|my)|from now on|going forward|make sure (?:that )?you|i'd like you to|"
+    r"i (?:\w+ )?want you to|whenever you|please (?:always|never|use|avoid|start|end|include|"
+    r"add))\b"
+)
+
+
+def asks_for_something_new(query: str) -> bool:
+    """Whether a query asks for advice, a plan or a piece of work, which what someone prefers
+    or told the assistant to do should shape."""
+    folded = query.casefold().replace("\u2019", "'")
+    return bool(
+        _REQUEST.search(folded) and _ADDRESSED.search(folded)
+        and not _RECALLS.search(folded) and not asks_what_was_said(folded)
+    )  # fmt: skip
+
+
+def states_standing(text: str, speaker: frozenset[str]) -> bool:
+    """Whether a passage says what someone prefers, always or never does, or wants done; an
+    assistant's "always back up first" is advice, not a preference of the user's."""
+    if not speaker.isdisjoint(ASSISTANT_ROLES):
+        return False
+    folded = text.casefold().replace("\u2019", "'")
+    for said in _FIRST_PERSON.finditer(folded):
+        before = folded[max(0, said.start() - 12) : said.start()]
+        if before[-1:].isalnum() or before[-1:] in ("'", "_"):
+            continue  # inside a word: "hi ", "sweet "
+        if not _CLAUSE_OPENERS.isdisjoint(before.split()[-1:]):
+            continue
+        return True
+    return any(word in folded for word in _OTHER_WORDS) and bool(_OTHER.search(folded))
