@@ -14,8 +14,8 @@ million characters); here Q questions share one conversation, LoCoMo-like: their
 sessions and D other sessions of each one's haystack (drawn by a seeded hash of the question),
 in date order — about as long as one haystack, each question's evidence among the others'. The
 questions (only those of the `--types` named, when given) are dealt out by type in their file
-order (abstention questions, with no evidence, are left out), C conversations. A turn is `User:` or `Assistant:` and its text; a question's
-category is its type.
+order (abstention questions, with no evidence, are left out), C conversations. A turn is
+`User:` or `Assistant:` and its text; a question's category is its type.
 
 `memorycode`: MemoryCode's mentoring dialogues, whose questions are coding tasks that want an
 instruction given sessions before (tests/bench/memorycode.py).

@@ -16,7 +16,7 @@ turn and scored on it (leave one conversation out: a gain only on the conversati
 is no gain), and a last line gives the weights fitted on every set, for the table in the code.
 
   python3 -m tests.bench.retrieval SET.json… --state-dir DIR   # ingests once
-  python3 -m tests.bench.fit_fusion DIR SET.json…
+  python3 -m tests.bench.fit_fusion DIR SET.json… [OTHER.json@OTHER_DIR…]
 """
 
 from __future__ import annotations
