@@ -8,12 +8,12 @@ SRC is the repository's `benchmark_dataset` directory. Its `implicit_preference/
 files (one a topic: restaurants, hotels, fitness…) give each preference, its request, and a
 four-turn exchange that shows it by a choice; `filtered_inter_turns.json` gives the chats the
 benchmark puts between a preference and its request (LMSYS-Chat conversations: code, trivia,
-writing). Conversation n holds, of every topic, the preferences n·P to n·P + P - 1 (P a topic,
-so preferences of one topic compete for their requests), every other one told (one user turn)
-and the others chosen (the exchange), and every filler chat; each is a session, in an order
-drawn by a seeded hash, dated a day apart. A preference's request is a question whose evidence
-is the turn that tells it, or the user's choice and the assistant's acknowledgement of it; its
-category says which (`told`, `chosen`).
+writing). Conversation n holds, of every topic, the preferences n·P to n·P + P - 1 (P of
+each topic, so preferences of one topic compete for their requests), every other one told (one
+user turn) and the others chosen (the exchange), and every filler chat; each is a session, in
+an order drawn by a seeded hash, dated a day apart. A preference's request is a question whose
+evidence is the turn that tells it, or the user's choice and the assistant's acknowledgement of
+it; its category says which (`told`, `chosen`).
 """
 
 from __future__ import annotations
