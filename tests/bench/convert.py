@@ -35,11 +35,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
 from tests.bench.prefeval import prefeval
-
-LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
-SPEAKERS = {"user": "User", "assistant": "Assistant"}
 
 
 def longmemeval_records(source: Path) -> Iterator[dict[str, Any]]:
@@ -96,12 +94,8 @@ def _longmemeval_sample(
     for number, (session_id, (date, turns)) in enumerate(
         sorted(sessions.items(), key=lambda item: item[1][0]), start=1
     ):
-        conversation[f"session_{number}_date_time"] = date.strftime(LOCOMO_DATE)
-        conversation[f"session_{number}"] = [
-            {"speaker": SPEAKERS[turn["role"]], "dia_id": f"D{number}:{index}",
-             "text": turn["content"]}
-            for index, turn in enumerate(turns, start=1)
-        ]  # fmt: skip
+        put_session(conversation, number, date,
+                    [(CHAT_ROLES[turn["role"]], turn["content"]) for turn in turns])  # fmt: skip
         where.update(((session_id, i), f"D{number}:{i}") for i in range(1, len(turns) + 1))
     qa = []
     for record in records:

@@ -17,14 +17,11 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from smemd.engine.index.words import query_terms
-
-LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
-FIRST_DAY = datetime(2024, 1, 1, 10, 0)
+from tests.bench.locomo_format import day_of, put_session
 
 
 def memorycode(source: Path, conversations: int, sessions: int) -> list[dict[str, Any]]:
@@ -46,12 +43,7 @@ def _sample(name: str, dialogue: dict[str, Any]) -> dict[str, Any]:
     qa: list[dict[str, Any]] = []
     for number, session in enumerate(dialogue["sessions"], start=1):
         turns = _turns(session["text"], opens_turn)
-        date = FIRST_DAY + timedelta(days=number - 1)
-        conversation[f"session_{number}_date_time"] = date.strftime(LOCOMO_DATE)
-        conversation[f"session_{number}"] = [
-            {"speaker": speaker, "dia_id": f"D{number}:{i}", "text": text}
-            for i, (speaker, text) in enumerate(turns, start=1)
-        ]
+        put_session(conversation, number, day_of(number), turns)
         instructions = [
             (kind, topic)
             for kind, topic in zip(session["type"], session["topic"], strict=True)

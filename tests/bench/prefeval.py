@@ -20,13 +20,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-LOCOMO_DATE = "%I:%M %p on %d %B, %Y"  # what tests.bench.retrieval.session_date reads
-FIRST_DAY = datetime(2024, 1, 1, 10, 0)
-SPEAKERS = {"user": "User", "assistant": "Assistant"}
+from tests.bench.locomo_format import CHAT_ROLES, day_of, put_session
+
 # The choice-based exchange, in its order: the user's question, the options, the choice, the
 # acknowledgement; the last two are the evidence of what the user prefers.
 EXCHANGE = ("query", "assistant_options", "user_selection", "assistant_acknowledgment")
@@ -68,7 +66,7 @@ def _sample(
                      "category": "chosen"}  # fmt: skip
         sessions.append((record["preference"], turns, {**asked, "answer": record["preference"]}))
     for chat in fillers:
-        turns = [(SPEAKERS[turn["role"]], turn["content"]) for turn in chat["conversation"]]
+        turns = [(CHAT_ROLES[turn["role"]], turn["content"]) for turn in chat["conversation"]]
         sessions.append((chat["conversation_id"], turns, None))
 
     def drawn(session: tuple[str, Any, Any]) -> str:
@@ -77,12 +75,7 @@ def _sample(
     conversation: dict[str, Any] = {"speaker_a": "User", "speaker_b": "Assistant"}
     qa: list[dict[str, Any]] = []
     for number, (_, turns, request) in enumerate(sorted(sessions, key=drawn), start=1):
-        date = FIRST_DAY + timedelta(days=number - 1)
-        conversation[f"session_{number}_date_time"] = date.strftime(LOCOMO_DATE)
-        conversation[f"session_{number}"] = [
-            {"speaker": speaker, "dia_id": f"D{number}:{i}", "text": text}
-            for i, (speaker, text) in enumerate(turns, start=1)
-        ]
+        put_session(conversation, number, day_of(number), turns)
         if request is not None:
             evidence = [f"D{number}:{i}" for i in request["evidence"]]
             qa.append({**request, "evidence": evidence})

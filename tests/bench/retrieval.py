@@ -33,6 +33,7 @@ from urllib.parse import quote
 
 from smemctl.client import UnixConnection
 from tests import postgres
+from tests.bench.locomo_format import LOCOMO_DATE
 from tests.daemon_process import DaemonProcess
 
 REPO = Path(__file__).resolve().parents[2]
@@ -121,7 +122,7 @@ def _first_ranks(ranked: list[str | None]) -> dict[str, int]:
 
 def session_date(text: str) -> str:
     """ "1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00" (the daemon reads no offset as UTC)."""
-    return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").isoformat()
+    return datetime.strptime(text.strip(), LOCOMO_DATE).isoformat()
 
 
 def evidence_ids(raw: list[str], turns: set[str]) -> frozenset[str]:
