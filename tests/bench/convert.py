@@ -6,6 +6,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
         [--distractors D] [--types T,...]
     python3 -m tests.bench.convert memorycode SRC OUT [--conversations C] [--sessions S]
     python3 -m tests.bench.convert prefeval SRC OUT [--conversations C] [--per-topic P]
+    python3 -m tests.bench.convert messages SRC OUT
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -22,6 +23,9 @@ instruction given sessions before (tests/bench/memorycode.py).
 
 `prefeval`: PrefEval's preferences, told or shown by a choice among long chats with an
 assistant, and the requests that want them (tests/bench/prefeval.py).
+
+`messages`: a set already in the LoCoMo format (SRC) with each turn cut into one message per
+sentence, as people write in a messaging app; evidence stays the turn (tests/bench/messages.py).
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import Any
 
 from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
+from tests.bench.messages import messages
 from tests.bench.prefeval import prefeval
 
 
@@ -141,8 +146,13 @@ def main() -> None:
     pref.add_argument("out", type=Path)
     pref.add_argument("--conversations", type=int, default=5, help="how many (5)")
     pref.add_argument("--per-topic", type=int, default=2, help="preferences of a topic in each (2)")
+    chat = kinds.add_parser("messages", help="a LoCoMo-format set, each turn cut into messages")
+    chat.add_argument("source", type=Path)
+    chat.add_argument("out", type=Path)
     args = parser.parse_args()
-    if args.kind == "memorycode":
+    if args.kind == "messages":
+        samples = messages(json.loads(args.source.read_text()))
+    elif args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
     elif args.kind == "prefeval":
         samples = prefeval(args.source, args.conversations, args.per_topic)
