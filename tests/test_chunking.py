@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from smemd.engine.ingest.chunking import Chunk, chunk_text
+from smemd.engine.ingest.chunking import CONTEXT_MAX_CHARS, Chunk, chunk_text, context_of
 
 
 def squeeze(text: str) -> str:
@@ -49,6 +49,24 @@ def test_embedding_text_prepends_the_heading_path() -> None:
     assert chunk.embedding_text() == "Guide > Install\n\npip install smem"
     (plain,) = chunk_text("no headings here")
     assert plain.embedding_text() == "no headings here"
+
+
+def test_a_turn_s_context_is_the_short_turn_before_and_a_burst_s_turns_while_they_fit() -> None:
+    before = ["Ben: His name is Toby.", "Ben: We adopted a puppy.", "Ana: News?", "Ben: Hi."]
+    # A message that goes on its speaker's last: the turns before it while it and they fit, in
+    # their order, the other speaker's among them.
+    assert context_of("Ben: He is tiny.", before, True) == "\n".join(reversed(before))
+    # Another speaker's turn: the turn before it alone.
+    assert context_of("Ana: So cute!", before, False) == before[0]
+    # Longer: the turn before, then only what still fits; an earlier turn is never skipped to.
+    turn = "Ben: " + "a" * (CONTEXT_MAX_CHARS - 5 - 22 - 25 - 5)
+    assert context_of(turn, before, True) == "\n".join(reversed(before[:2]))
+    assert context_of(turn + "a" * 6, before, True) == before[0]
+    # A turn as long as the limit is still read with the short turn before it.
+    assert context_of("Ben: " + "a" * CONTEXT_MAX_CHARS, before, True) == before[0]
+    # A long turn before is no context, however short the turn after it.
+    assert context_of("Ben: Hm.", ["Ben: " + "b" * CONTEXT_MAX_CHARS, *before], True) == ""
+    assert context_of("Ben: Hm.", [], True) == ""
 
 
 @pytest.mark.parametrize("text", ["", " ", "\r\n\t \n", "# \n##\n"])

@@ -8,7 +8,8 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, QuerySpeakers, speaker_of
+from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, QuerySpeakers
+from smemd.engine.transcripts import speaker_of
 from tests.conftest import Running
 from tests.test_memory_api import add, first_text, search, settle
 

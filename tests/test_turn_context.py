@@ -1,6 +1,7 @@
 """A conversation's turns through the real daemon: a turn is searched with the short turn before
-it in its session (its context, shown in the export, never as its text), and one document's
-many results follow other documents' best rather than filling the top."""
+it in its session (its context, shown in the export, never as its text), a message that goes on
+its speaker's last with more of the turns before, and one document's many results follow other
+documents' best rather than filling the top."""
 
 from __future__ import annotations
 
@@ -83,6 +84,39 @@ async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> N
     )  # fmt: skip
     assert (await exported_chunks(running, "apart"))[answer] == ""
     assert "a" not in await ranked(running, "apart", "What got Melanie into running?", limit=3)
+
+
+async def test_a_message_that_goes_on_its_speaker_s_last_is_read_with_more(
+    running: Running,
+) -> None:
+    talk = [
+        turn("q", "Ana: Anything new with you?"),
+        turn("m1", "Ben: Guess what!"),
+        turn("m2", "Ben: We adopted a puppy last week."),
+        turn("m3", "Ben: His name is Toby."),
+        turn("r", "Ana: Aww, I love that name!"),
+        turn("o", "Ben: I walked past a pet shop today.", OTHER_SESSION),
+    ]
+    await add_all(running, "burst", talk)
+    contexts = await exported_chunks(running, "burst")
+    said = [t["content"] for t in talk]
+    # The session's turns before it, in order, as far as they and it fit CONTEXT_MAX_CHARS.
+    assert contexts["Ben: His name is Toby."] == "\n".join(said[:3])
+    assert contexts["Ben: Guess what!"] == said[0]
+    # Another speaker's turn is read with the turn before it alone.
+    assert contexts["Ana: Aww, I love that name!"] == said[3]
+    assert contexts["Ben: I walked past a pet shop today."] == ""  # a session of its own
+    # Speakers named in metadata, as a client that keeps them apart from the text sends them.
+    tagged = [
+        {**t, "content": t["content"].partition(": ")[2],
+         "metadata": {**t["metadata"], "speaker": t["content"].partition(":")[0]}}
+        for t in talk
+    ]  # fmt: skip
+    await add_all(running, "tagged", tagged)
+    contexts = await exported_chunks(running, "tagged")
+    said = [t["content"] for t in tagged]
+    assert contexts["His name is Toby."] == "\n".join(said[:3])
+    assert contexts["Aww, I love that name!"] == said[3]
 
 
 async def test_a_long_turn_before_is_no_context(running: Running) -> None:

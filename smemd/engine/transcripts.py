@@ -1,13 +1,17 @@
-"""A transcript line's speaker: "Caroline: I moved." is Caroline's turn, said by her.
+"""A transcript line's speaker: "Caroline: I moved." is Caroline's turn, said by her; and a
+document's, which its metadata may name instead.
 
 One pattern for everything that reads turns: ingest cuts facts from the text after the speaker
-and gives each the speaker back; entities take the speaker for a person; the fact judge reads
-"I" as the speaker; recall favours the turns of a speaker the query asks about.
+and gives each the speaker back, and reads a message that goes on its speaker's last with more
+of the turns before it; entities take the speaker for a person; the fact judge reads "I" as the
+speaker; recall favours the turns of a speaker the query asks about.
 """
 
 from __future__ import annotations
 
 import re
+
+from smemd.store.records import Document
 
 # Up to four capitalised words and a colon at the very start ("Caroline:", "Dr. Lee:"), or a
 # chat role in lower case ("user:"); a chat log's time before it ("[10:32] Sam:") and bold
@@ -20,6 +24,37 @@ _SPEAKER = re.compile(
 )
 
 
+WORD = re.compile(r"[^\W_]+")  # a word of a name, or of a query that may name someone
+SPEAKER_FIELDS = ("speaker", "role")  # metadata keys that name a document's speaker
+
+
 def speaker_line(text: str) -> re.Match[str] | None:
     """The speaker `text` opens with: group 1 its name, `end()` where what they said begins."""
     return _SPEAKER.match(text)
+
+
+def speaker_of(text: str) -> frozenset[str]:
+    """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
+    Words of one letter are left out: an initial names nobody on its own."""
+    opening = speaker_line(text[:64])
+    return _name_words(opening.group(1)) if opening is not None else frozenset()
+
+
+def speaker_of_document(document: Document) -> frozenset[str]:
+    """A document's speaker: what its metadata names (`speaker` or `role`, as a client that keeps
+    turns apart from their text sends them), else the one its content opens with."""
+    for key in SPEAKER_FIELDS:
+        named = document.metadata.get(key)
+        if isinstance(named, str) and 0 < len(named) <= 64:
+            return _name_words(named)
+    return speaker_of(document.content)
+
+
+def goes_on(document: Document, previous: Document) -> bool:
+    """Whether a document is its speaker's next turn after `previous`: a message of a burst."""
+    speaker = speaker_of_document(document)
+    return bool(speaker) and speaker_of_document(previous) == speaker
+
+
+def _name_words(name: str) -> frozenset[str]:
+    return frozenset(w for w in WORD.findall(name.casefold()) if len(w) > 1)

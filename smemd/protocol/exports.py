@@ -92,7 +92,7 @@ class ChunkRecord(ExportRecord, tag="chunk"):
     heading: str
     text: str
     created_at: Time
-    context: str = ""  # what came just before its document (the turn before), searched with it
+    context: str = ""  # what came just before its document (the turns before), searched with it
 
 
 class MemoryRecord(ExportRecord, tag="memory"):

@@ -70,8 +70,8 @@ class Chunk(Record):
     heading: str
     text: str
     created_at: float
-    # What came just before its document, which the reader of it had in mind (the turn before,
-    # in a conversation): searched with it, never shown as its text.
+    # What came just before its document, which the reader of it had in mind (the short turns
+    # before, in a conversation): searched with it, never shown as its text.
     context: str = ""
 
 

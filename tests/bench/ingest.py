@@ -43,8 +43,13 @@ from msgspec.structs import replace  # noqa: E402
 from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from smemctl.client import UnixConnection  # noqa: E402
-from smemd.engine.ingest.chunking import chunk_text, context_of  # noqa: E402
+from smemd.engine.ingest.chunking import (  # noqa: E402
+    CONTEXT_MAX_TURNS,
+    chunk_text,
+    context_of,
+)
 from smemd.engine.ingest.sentence_facts import candidate_facts  # noqa: E402
+from smemd.engine.transcripts import speaker_of  # noqa: E402
 from smemd.fleet.builtin import MiniLM  # noqa: E402
 from tests.bench.retrieval import DEFAULT_PATH, load  # noqa: E402
 from tests.daemon_process import DaemonProcess  # noqa: E402
@@ -145,16 +150,18 @@ def ingest(
 
 async def embed_only(documents: list[dict[str, Any]]) -> float:
     """Seconds the embedder alone takes for what ingest embeds of these documents (their chunks,
-    each with the turn before it when that is short and of the same date, and the facts cut
-    from them) at its best: every text at once, which it embeds in batches of like length."""
+    each with the short turns before it of the same date, and the facts cut from them) at its
+    best: every text at once, which it embeds in batches of like length."""
     model = await asyncio.to_thread(MiniLM)
     texts: list[str] = []
-    last_of_date: dict[str, str] = {}  # the previous document of each date, as ingest finds it
+    of_date: dict[str, list[str]] = {}  # the documents of each date so far, as ingest finds them
     for document in documents:
         date = document.get("date")
-        context = context_of(last_of_date[date]) if date in last_of_date else ""
-        if date is not None:
-            last_of_date[date] = document["content"]
+        before = of_date.setdefault(date, []) if date is not None else []
+        said = speaker_of(document["content"])  # its speaker, as the sets here write turns
+        goes_on = bool(before and said) and speaker_of(before[-1]) == said
+        context = context_of(document["content"], before[: -CONTEXT_MAX_TURNS - 1 : -1], goes_on)
+        before.append(document["content"])
         chunks = [replace(c, context=context) for c in chunk_text(document["content"])]
         texts += [c.embedding_text() for c in chunks]
         texts += [fact for c in chunks for fact in candidate_facts(c.text)]

@@ -20,20 +20,39 @@ _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+|(?<=[.!?][\"')\]])\s+")
 # a question about the answer repeats ("What got you into running?"). The opening of a long
 # message (an assistant's answer) is mostly words of its own, which drown the turn after it:
 # measured on assistant chats, such context cost recall; on chit-chat it gained (README:
-# Benchmarks).
+# Benchmarks). People send one thought as several messages ("we adopted a puppy!", "he's so
+# tiny", "his name is Toby"), and alone the last says little: a message that goes on what its
+# speaker said just before takes more of the turns before it, as long as it and they stay within
+# those characters. Between turns of two speakers that would only echo the exchange before
+# (measured: it cost chit-chat a little recall).
 CONTEXT_MAX_CHARS = 300
+CONTEXT_MAX_TURNS = 8  # the most turns a context is looked for in
+# How much of each turn before is read: enough to tell a long one, whose spaces are squeezed
+# first, without reading a whole long document.
+CONTEXT_READ_CHARS = 4 * CONTEXT_MAX_CHARS
 
 
-def context_of(previous: str) -> str:
-    """The context a document's chunks carry of the document before it in its session: that
-    document, when it is short, else nothing."""
-    text = " ".join(previous.split())
-    return text if len(text) <= CONTEXT_MAX_CHARS else ""
+def context_of(content: str, before: list[str], goes_on: bool) -> str:
+    """The context a document's chunks carry of the documents before it in its session (`before`,
+    the last first): the one before when it is short; when the document goes on what its speaker
+    said in that one (`goes_on`), the ones before that too while the document and its context
+    stay within CONTEXT_MAX_CHARS. In their order, a line each."""
+    if not goes_on:
+        before = before[:1]
+    room = CONTEXT_MAX_CHARS - len(" ".join(content.split()))
+    kept: list[str] = []
+    for previous in before:
+        text = " ".join(previous.split())
+        room -= len(text) + (1 if kept else 0)
+        if len(text) > CONTEXT_MAX_CHARS or (kept and room < 0):
+            break
+        kept.append(text)
+    return "\n".join(reversed(kept))
 
 
 class Chunk(msgspec.Struct, frozen=True):
     """One piece of a document: its order, the headings above it, its text, and what came just
-    before its document (`context`: the turn before, in a conversation)."""
+    before its document (`context`: the short turns before, in a conversation)."""
 
     position: int
     heading_path: tuple[str, ...]

@@ -30,6 +30,7 @@ from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
+from smemd.engine.transcripts import goes_on
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -291,10 +292,14 @@ class Worker:
         # A 9 MB document takes a second or so to cut: off the loop, which serves everyone.
         pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
-        # A turn of a conversation is read with the turn before it, which it answers.
+        # A turn of a conversation is read with the turn before it, which it answers (and a
+        # message that goes on its speaker's last with more of the turns before).
         async with self.store.read() as reader:
-            previous = await reader.previous_in_session(doc)
-        context = chunking.context_of(previous.content) if previous is not None else ""
+            before = await reader.turns_before(
+                doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS
+            )
+        bursting = bool(before) and goes_on(doc, before[0])
+        context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text, context) for c in pieces
         ]

@@ -26,7 +26,7 @@ class Fusion(msgspec.Struct, frozen=True, kw_only=True):
 
     The weights are fitted (tests/bench/fit_fusion.py: coordinate ascent on evidence recall,
     checked by leaving one conversation out, over chit-chat and assistant chats alike); a
-    chunk's own signals read it with the short turn before it (its context).
+    chunk's own signals read it with the short turns before it (its context).
     """
 
     memory_vector: float = 0.6  # the cosine of its best memory

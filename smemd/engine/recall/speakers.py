@@ -18,12 +18,9 @@ from __future__ import annotations
 import re
 
 from smemd.engine.recall.scoring import Passage
-from smemd.engine.transcripts import speaker_line
+from smemd.engine.transcripts import WORD, speaker_of, speaker_of_document
 from smemd.store.records import Document
 
-_WORD = re.compile(r"[^\W_]+")
-
-SPEAKER_FIELDS = ("speaker", "role")  # metadata keys that name a document's speaker
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai"})
 _FIRST_PERSON = frozenset({"i", "me", "my", "mine", "myself"})
@@ -55,7 +52,7 @@ class QuerySpeakers:
 
     def __init__(self, text: str) -> None:
         folded = text.casefold().replace("\u2019", "'")
-        self.names = frozenset(_WORD.findall(folded))
+        self.names = frozenset(WORD.findall(folded))
         if asks_what_was_said(folded):
             self.roles = ASSISTANT_ROLES
         elif not self.names.isdisjoint(_FIRST_PERSON):
@@ -66,27 +63,6 @@ class QuerySpeakers:
     def wants(self, speaker: frozenset[str]) -> bool:
         """Whether the query names this speaker, or its person points at their role."""
         return not (self.names.isdisjoint(speaker) and self.roles.isdisjoint(speaker))
-
-
-def speaker_of(text: str) -> frozenset[str]:
-    """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
-    Words of one letter are left out: an initial names nobody on its own."""
-    opening = speaker_line(text[:64])
-    return _name_words(opening.group(1)) if opening is not None else frozenset()
-
-
-def speaker_of_document(document: Document) -> frozenset[str]:
-    """A document's speaker: what its metadata names (`speaker` or `role`, as a client that keeps
-    turns apart from their text sends them), else the one its content opens with."""
-    for key in SPEAKER_FIELDS:
-        named = document.metadata.get(key)
-        if isinstance(named, str) and 0 < len(named) <= 64:
-            return _name_words(named)
-    return speaker_of(document.content)
-
-
-def _name_words(name: str) -> frozenset[str]:
-    return frozenset(w for w in _WORD.findall(name.casefold()) if len(w) > 1)
 
 
 def passage_speaker(passage: Passage, documents: dict[str, Document]) -> frozenset[str]:

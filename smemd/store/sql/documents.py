@@ -34,18 +34,22 @@ class DocumentReads:
         rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
         return next(iter(rows))[0] if rows else None
 
-    async def previous_in_session(self, document: Document) -> Document | None:
-        """The document of its namespace dated the same instant that came last before it: the
-        turn before, when documents are a conversation's turns dated by their session."""
+    async def turns_before(self, document: Document, limit: int, chars: int) -> list[Document]:
+        """The last `limit` documents of its namespace dated the same instant that came before
+        it, the last first, each one's content cut to its first `chars` characters: the turns
+        before, when documents are a conversation's turns dated by their session."""
         if document.content_date is None:
-            return None
-        rows = await self.db.execute_fetchall(
-            f"SELECT {DOCUMENT_COLUMNS} FROM documents WHERE namespace = ? AND content_date = ?"
-            " AND seq < ? ORDER BY seq DESC LIMIT 1",
-            [document.namespace, document.content_date, document.seq],
+            return []
+        opening = ", ".join(
+            f"substr(content, 1, {int(chars)})" if name == "content" else name
+            for name in Document.__struct_fields__
         )
-        found = to_records(Document, list(rows))
-        return found[0] if found else None
+        rows = await self.db.execute_fetchall(
+            f"SELECT {opening} FROM documents"
+            " WHERE namespace = ? AND content_date = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
+            [document.namespace, document.content_date, document.seq, limit],
+        )
+        return to_records(Document, list(rows))
 
     async def namespace(self, name: str) -> Namespace | None:
         rows = await self.namespaces(name=name, limit=1, offset=0)
