@@ -181,6 +181,49 @@ async def test_reconnect_redials_now(tmp_path: Path) -> None:
         assert (await link.run("systemctl is-active sm-rrk")).exit_status == 0
 
 
+class CancelSwallowingLink(SshLink):
+    """Dials as Python 3.11's wait_for does when a cancel lands as the connect completes: the
+    connection is returned and the CancelledError is lost. Here it happens on every cancel."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.dialling = asyncio.Event()
+
+    async def _dial(self) -> Any:
+        dialled = asyncio.ensure_future(super()._dial())
+        self.dialling.set()
+        try:
+            return await asyncio.shield(dialled)
+        except asyncio.CancelledError:
+            return await dialled
+
+
+async def test_a_link_closed_while_it_dials_ends_even_if_the_cancel_is_swallowed(
+    tmp_path: Path,
+) -> None:
+    async with FakeNode("127.0.31.11") as node:
+        link = CancelSwallowingLink(
+            "node0", node.host, node.ssh_port, known_hosts=tmp_path / "known_hosts",
+            backoff_initial=0.05, connect_timeout=2,
+        )  # fmt: skip
+
+        async def dial_and_close() -> None:
+            async with link:
+                await link.dialling.wait()
+
+        closing = asyncio.create_task(dial_and_close())
+        done, _ = await asyncio.wait([closing], timeout=scaled(5))
+        closing.cancel()
+        assert closing in done, "the close waits for its supervisor, which waits on the connection"
+        assert not link.reachable
+
+        async def closed() -> bool:
+            return not node.connections
+
+        await eventually(closed)  # the connection the dial made, closed rather than kept
+        assert node.connections_accepted == 1
+
+
 async def test_samples_over_ssh_move_and_parse(tmp_path: Path) -> None:
     telemetry = Telemetry()
     async with FakeNode("127.0.31.4") as node, link_to(node, tmp_path / "known_hosts") as link:

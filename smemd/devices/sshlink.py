@@ -99,8 +99,7 @@ class SshLink:
         conn = self._conn
         if self._task is not None:
             self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await asyncio.wait([self._task])  # not `await task`: that would swallow our own cancel
             self._task = None
         if conn is not None:  # closed by the supervisor as it ended; let the close finish
             with contextlib.suppress(TimeoutError):
@@ -164,11 +163,7 @@ class SshLink:
     async def _supervise(self) -> None:
         delay = self.backoff_initial
         while True:
-            # Python 3.11's wait_for (asyncssh's connect timeout) can swallow a cancel that lands
-            # as the connect ends; the request stays counted, so it is honoured here, or the
-            # link's close would wait for this loop forever.
-            task = asyncio.current_task()
-            if task is not None and task.cancelling():
+            if _cancel_pending():
                 raise asyncio.CancelledError
             self._wake.clear()
             try:
@@ -179,6 +174,9 @@ class SshLink:
                 woken = await self._pause(delay)
                 delay = self.backoff_initial if woken else min(delay * 2, self.backoff_cap)
                 continue
+            if _cancel_pending():  # else the wait below, for a connection nobody closes
+                conn.close()
+                raise asyncio.CancelledError
             delay = self.backoff_initial
             self._publish(conn)
             try:
@@ -254,3 +252,11 @@ def _describe(err: BaseException) -> str:
     if isinstance(err, TimeoutError):
         return "timed out"
     return str(err) or type(err).__name__
+
+
+def _cancel_pending() -> bool:
+    """Whether this task was asked to stop, though no CancelledError came: Python 3.11's wait_for
+    (asyncssh's connect timeout) swallows a cancel that lands as the connect ends and returns its
+    result; the request stays counted. Unhonoured, the link's close would wait forever."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
