@@ -233,11 +233,13 @@ class Engine:
         try:
             # What a stop cuts short is only a newer save: the last complete one still loads,
             # and the store's rows bring it up to date.
-            await asyncio.wait_for(self.indexes.save(), STOP_STEP_S)
+            async with asyncio.timeout(STOP_STEP_S):
+                await self.indexes.save()
         except TimeoutError:
             log.warning("indexes not saved within %.0f s; the next start catches up", STOP_STEP_S)
         try:
-            await asyncio.wait_for(self.store.close(), STOP_STEP_S)
+            async with asyncio.timeout(STOP_STEP_S):
+                await self.store.close()
         except TimeoutError:
             log.error("the store did not close within %.0f s", STOP_STEP_S)
 

@@ -83,7 +83,8 @@ class ServerProcess:
             return
         process.terminate()
         try:
-            await asyncio.wait_for(process.wait(), STOP_GRACE_S)
+            async with asyncio.timeout(STOP_GRACE_S):
+                await process.wait()
         except TimeoutError:
             process.kill()
             await process.wait()

@@ -134,9 +134,8 @@ class Pool:
         wanted = [self.nodes[n] for n in names if n in self.nodes]
         async with self._settled:
             try:
-                await asyncio.wait_for(
-                    self._settled.wait_for(lambda: all(n.busy == 0 for n in wanted)), within
-                )
+                async with asyncio.timeout(within):
+                    await self._settled.wait_for(lambda: all(n.busy == 0 for n in wanted))
             except TimeoutError:
                 return False
         return True

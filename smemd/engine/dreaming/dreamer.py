@@ -169,4 +169,5 @@ class Dreamer:
     async def _sleep(self, seconds: float) -> None:
         self._nudge.clear()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._nudge.wait(), seconds)
+            async with asyncio.timeout(seconds):
+                await self._nudge.wait()

@@ -111,7 +111,8 @@ class Indexes:
                 )
                 task.add_done_callback(lambda done: self._finished(namespace, done))
             try:
-                return await asyncio.wait_for(asyncio.shield(task), wait_s)
+                async with asyncio.timeout(wait_s):
+                    return await asyncio.shield(task)
             except TimeoutError:
                 raise loading_error(namespace) from None
 

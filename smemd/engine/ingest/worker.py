@@ -144,7 +144,8 @@ class Worker:
                 self._pause = min(MAX_PAUSE_S, max(1.0, self._pause * 2))
                 log.warning("ingest worker: %s; trying again in %.0f s", self.stalled, self._pause)
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._wake.wait(), self._pause)
+                    async with asyncio.timeout(self._pause):
+                        await self._wake.wait()
         finally:
             renewing.cancel()
             await self.fetches.cancel()
@@ -181,7 +182,8 @@ class Worker:
                 self._idle.set()
             # Jobs queued through another daemon, or left by one that died, wake no one here.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), POLL_S if self.store.shared else None)
+                async with asyncio.timeout(POLL_S if self.store.shared else None):
+                    await self._wake.wait()
             return False
         slots = asyncio.Semaphore(self.concurrency)  # FIFO: an older job always gets one first
         turns: dict[str, asyncio.Event] = {}

@@ -259,7 +259,8 @@ async def _cancelling(db: Raw, lease_over: asyncio.Event) -> None:
     while not lease_over.is_set():
         await db.cancel_safe(timeout=5.0)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(lease_over.wait(), 0.05)
+            async with asyncio.timeout(0.05):
+                await lease_over.wait()
 
 
 async def _configure(db: Raw) -> None:

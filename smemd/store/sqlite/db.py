@@ -216,7 +216,8 @@ class Database:
         while not lease_over.is_set():
             await reader.interrupt()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(lease_over.wait(), 0.02)
+                async with asyncio.timeout(0.02):
+                    await lease_over.wait()
 
     async def _settle(self, reader: aiosqlite.Connection, pool: Pool) -> None:
         """Stop what the reader still runs, then give it back once its thread is free."""
