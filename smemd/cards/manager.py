@@ -36,6 +36,7 @@ from smemd.cards.nodestate import (
 )
 from smemd.config import Lane
 from smemd.errors import Conflict, NotFound, SmemError
+from smemd.tasks import stop
 
 log = logging.getLogger("smemd.cards")
 __all__ = ["CardManager", "Intervals", "NodeView", "State", "Thresholds", "pool_feeder"]
@@ -160,9 +161,7 @@ class CardManager:
         try:
             outcomes = await sequence.run_all(sequence.down, targets, self.ctx)
         finally:
-            ticker.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await ticker
+            await stop(ticker)
         for outcome in outcomes:
             rec = self._nodes[outcome.node]
             self._enter(rec, "off" if outcome.ok else "failed", outcome.reason)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import re
 import time
@@ -13,6 +12,7 @@ from collections.abc import Sequence
 import msgspec
 
 from smemd.devices.sshlink import SshError, SshLink
+from smemd.tasks import stop
 
 log = logging.getLogger("smemd.cards.telemetry")
 
@@ -114,9 +114,7 @@ class Sampler:
 
     async def __aexit__(self, *exc_info: object) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop(self._task)
             self._task = None
 
     async def sample(self) -> None:

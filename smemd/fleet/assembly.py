@@ -28,6 +28,7 @@ from smemd.fleet.pause import PauseWatcher, lendability
 from smemd.fleet.pool import Node, Pool, Role
 from smemd.fleet.turns import LaneModel, Turns
 from smemd.tallies import Tally, Timings
+from smemd.tasks import stop
 
 log = logging.getLogger("smemd.fleet")
 
@@ -143,7 +144,7 @@ class Fleet:
             await asyncio.to_thread(identity.remember, self.config.state_dir, known)
         else:
             checker = asyncio.create_task(identity.hold_to(self.pool, known), name="fleet-embedder")
-            self._stack.push_async_callback(_cancel, checker)
+            self._stack.push_async_callback(stop, checker)
         name, dimension = known.name, known.dimension
         self.interactive = LaneEmbedder(self.pool, "interactive", name, dimension)
         self.background = LaneEmbedder(self.pool, "background", name, dimension)
@@ -153,7 +154,7 @@ class Fleet:
             self.interactive_llm = LaneChatter(self.pool, "interactive")
             self.background_llm = LaneChatter(self.pool, "background")
         watcher = asyncio.create_task(self.pool.watch(), name="fleet-health")
-        self._stack.push_async_callback(_cancel, watcher)
+        self._stack.push_async_callback(stop, watcher)
         log.info(
             "fleet %s: %d nodes, embedder %s (%d dimensions)",
             self.kind,
@@ -217,10 +218,4 @@ async def _wait_ready(node: Node, within: float) -> None:
 
 async def _stop_server(server: ServerProcess, task: asyncio.Task[None]) -> None:
     await server.stop()
-    await _cancel(task)
-
-
-async def _cancel(task: asyncio.Task[None]) -> None:
-    task.cancel()
-    with contextlib.suppress(asyncio.CancelledError):
-        await task
+    await stop(task)

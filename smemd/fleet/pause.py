@@ -35,6 +35,7 @@ import msgspec
 from smemd.config import NodeConfig
 from smemd.errors import BadRequest, describe_validation_error
 from smemd.protocol import PauseBy, PauseNodes, PauseReason, PauseTime
+from smemd.tasks import stop
 
 log = logging.getLogger("smemd.fleet")
 
@@ -385,9 +386,7 @@ class PauseWatcher:
         tb: TracebackType | None,
     ) -> None:
         if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
+            await stop(self._task)
             self._task = None
 
     async def _run(self) -> None:

@@ -9,7 +9,6 @@ other documents should not wait for it.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
@@ -28,6 +27,7 @@ from smemd.fetch.client import (
 )
 from smemd.fetch.convert import Converted, Unconvertible, convert_isolated
 from smemd.fetch.guard import SCHEMES, Guard
+from smemd.tasks import stop
 
 log = logging.getLogger("smemd.engine")
 
@@ -133,9 +133,4 @@ class Fetches:
 
     async def cancel(self) -> None:
         """Stop every fetch; their jobs stay in `fetching`, to be fetched again at the next start."""
-        tasks = list(self._tasks.values())
-        for task in tasks:
-            task.cancel()
-        for task in tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop(*self._tasks.values())
