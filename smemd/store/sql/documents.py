@@ -17,6 +17,7 @@ from smemd.store.sql.rows import (
     CHUNK_COLUMNS,
     CHUNK_WORDS,
     DOCUMENT_COLUMNS,
+    DOCUMENT_OPENING_COLUMNS,
     JOB_COLUMNS,
     list_json,
     metadata_json,
@@ -40,14 +41,10 @@ class DocumentReads:
         before, when documents are a conversation's turns dated by their session."""
         if document.content_date is None:
             return []
-        opening = ", ".join(
-            f"substr(content, 1, {int(chars)})" if name == "content" else name
-            for name in Document.__struct_fields__
-        )
         rows = await self.db.execute_fetchall(
-            f"SELECT {opening} FROM documents"
+            f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents"
             " WHERE namespace = ? AND content_date = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-            [document.namespace, document.content_date, document.seq, limit],
+            [chars, document.namespace, document.content_date, document.seq, limit],
         )
         return to_records(Document, list(rows))
 

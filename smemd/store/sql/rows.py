@@ -25,6 +25,11 @@ def columns(record: type[Record], prefix: str = "") -> str:
 
 
 DOCUMENT_COLUMNS = columns(Document)
+# A document with its content cut to its opening, the first parameter's characters: the turns
+# before a turn are read only as far as its context can hold.
+DOCUMENT_OPENING_COLUMNS = ", ".join(
+    "substr(content, 1, ?)" if name == "content" else name for name in Document.__struct_fields__
+)
 CHUNK_COLUMNS = columns(Chunk)
 MEMORY_COLUMNS = columns(Memory)
 JOB_COLUMNS = columns(Job)
