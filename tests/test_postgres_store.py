@@ -163,12 +163,17 @@ async def test_a_server_not_reached_at_start_is_waited_for_then_served(
         await forwarder.stop()
 
 
+REQUEST_S = 5.0  # the daemon's request timeout in the outage test, which bounds the writer's wait
+
+
 async def test_a_server_gone_under_load_then_back_loses_nothing_acknowledged(
     start_daemon: StartDaemon, dsn: str
 ) -> None:
     forwarder = postgres.Forwarder(dsn)
     await forwarder.start()
-    running = await start_daemon(store__kind="postgres", store__dsn=forwarder.dsn(dsn))
+    running = await start_daemon(
+        store__kind="postgres", store__dsn=forwarder.dsn(dsn), api__request_timeout_s=REQUEST_S
+    )
     acknowledged: list[str] = []
     statuses: list[int] = []
     slowest = [0.0]  # the longest a request took, for the failure's message
@@ -196,9 +201,11 @@ async def test_a_server_gone_under_load_then_back_loses_nothing_acknowledged(
         writing = asyncio.create_task(load(done))
         await asyncio.sleep(1.0)
         await forwarder.stop()  # every connection cut, new ones refused
-        # Longer than a request can wait: for the daemon's one writer (whose holder may itself be
-        # waiting out a connection) and then for a connection of its own.
-        await asyncio.sleep(2 * POOL_WAIT_S + 3)
+        # Longer than a request can wait, so that one begun as the server went cannot outlast it:
+        # for the daemon's one writer (until its deadline, its holder maybe waiting out a
+        # connection), then for a connection of its own (the pool's wait; the deadline does not
+        # cut a transaction's). Shorter, a request could span the outage and get a 200.
+        await asyncio.sleep(REQUEST_S + POOL_WAIT_S + 3)
         await forwarder.start()  # and the server is back
         back_by = time.monotonic() + scaled(15)  # the pool's new connections, on a busy machine
         while time.monotonic() < back_by:
