@@ -3,8 +3,9 @@
 Follows ../shared/bench/README.md. Each conversation becomes one namespace; every turn is a
 document ("<speaker>: <text>" plus " [image: <caption>]") dated by its session, with its dia_id in
 metadata. Each question with evidence (category 5 left out) is one hybrid search (limit 20,
-threshold 0). A result maps to the dia_id in its metadata; the top k are the first k results, and
-a turn counts at its first occurrence (that rank is the one MRR uses, 0 when not in the 20).
+threshold 0, or `--threshold`'s). A result maps to the dia_id in its metadata; the top k are the
+first k results, and a turn counts at its first occurrence (that rank is the one MRR uses, 0 when
+not in the 20).
 
 Prints one line per set: any@5/10/20, all@10, MRR, any@10 per category, queries per second of
 the search phase (one keep-alive connection, one query at a time), the mean context tokens of
@@ -213,7 +214,10 @@ def ingest(http: Http, conversations: list[Conversation]) -> float:
 
 
 def search(
-    http: Http, conversations: list[Conversation], dump: list[dict[str, Any]] | None
+    http: Http,
+    conversations: list[Conversation],
+    dump: list[dict[str, Any]] | None,
+    threshold: float = 0.0,
 ) -> tuple[Scores, float]:
     """Each question searched (timed: the qps), then compressed (`POST /v1/compress`, limit 10):
     whether every evidence turn is inside what it keeps, in how many tokens."""
@@ -223,7 +227,7 @@ def search(
         path = f"/ns/{quote(conv.name)}/search"
         turns = turns_by_document(http, conv.name)
         for question in conv.questions:
-            body = {"query": question.text, "limit": LIMIT, "threshold": 0}
+            body = {"query": question.text, "limit": LIMIT, "threshold": threshold}
             started = time.perf_counter()
             results = http.call("POST", path, body)["results"]
             elapsed += time.perf_counter() - started
@@ -281,6 +285,10 @@ def main() -> None:
         help="[engine] ann-from for the daemon (0: every namespace's vectors are an HNSW graph)",
     )  # fmt: skip
     parser.add_argument(
+        "--threshold", type=float, default=0.0,
+        help="each search's threshold (default 0: every result; a v5 client's default is 0.3)",
+    )  # fmt: skip
+    parser.add_argument(
         "--store", choices=["sqlite", "postgres"], default="sqlite",
         help="postgres: the daemon on a PostgreSQL database (tests/postgres.py), after the same"
         " run on SQLite, both lines printed",
@@ -290,18 +298,19 @@ def main() -> None:
     settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
     engine = "".join(f"{key} = {value}\n" for key, value in settings.items() if value is not None)
     config = f"[engine]\n{engine}" if engine else ""
+    cut = f" threshold={args.threshold:g}" if args.threshold else ""
     if args.store == "sqlite":
-        for name, done in run(sets, config, args.state_dir, args.dump).items():
-            print(done.line(name))
+        for name, done in run(sets, config, args.state_dir, args.dump, args.threshold).items():
+            print(done.line(name + cut))
         return
     with contextlib.contextmanager(postgres.start)() as server:
-        for name, done in run(sets, config, None, None).items():
-            print(done.line(f"{name} store=sqlite"))
+        for name, done in run(sets, config, None, None, args.threshold).items():
+            print(done.line(f"{name}{cut} store=sqlite"))
         dsn = server.database()
         try:
             table = f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
-            for name, done in run(sets, config + table, None, args.dump).items():
-                print(done.line(f"{name} store=postgres"))
+            for name, done in run(sets, config + table, None, args.dump, args.threshold).items():
+                print(done.line(f"{name}{cut} store=postgres"))
         finally:
             server.drop(dsn)
 
@@ -320,6 +329,7 @@ def run(
     config_text: str,
     state_dir: Path | None,
     dump_to: Path | None,
+    threshold: float = 0.0,
 ) -> dict[str, Run]:
     """Ingest each set, then search it, on one daemon (`config_text`: its config file, '' for
     none); each set's figures."""
@@ -340,7 +350,7 @@ def run(
             raise SystemExit(f"smemd: {'; '.join(status['warnings'])}")
         ingested = {name: ingest(http, conversations) for name, conversations in sets.items()}
         for name, conversations in sets.items():
-            scores, qps = search(http, conversations, dump)
+            scores, qps = search(http, conversations, dump, threshold)
             runs[name] = Run(scores, qps, ingested[name])
     finally:
         daemon.stop()

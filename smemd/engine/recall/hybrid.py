@@ -277,14 +277,18 @@ class Recall:
         found, at = gathered.found, gathered.at(query)
         score = Scorer(self.fusion, found, query.mode)
         passages = list(self._passages(gathered, query).values())
+        signals = np.array(
+            [self._signals(score, p, gathered, query) for p in passages], dtype=np.float64
+        ).reshape(len(passages), len(score.weights))
         bases = lift_sessions(
-            [float(score.weights @ self._signals(score, p, gathered, query)) for p in passages],
+            (signals @ score.weights).tolist(),
             [session_of(p, gathered.documents) for p in passages],
             self.fusion.session,
         )
+        relevance = score.relevance(signals).tolist()
         hits: list[Hit] = []
-        for passage, base in zip(passages, bases, strict=True):
-            for item in score.members(passage, query.threshold):
+        for passage, base, relevant in zip(passages, bases, relevance, strict=True):
+            for item in score.members(passage, query.threshold, relevant):
                 value = base
                 if isinstance(item, Chunk):
                     hit = Hit(

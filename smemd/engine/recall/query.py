@@ -16,7 +16,7 @@ class Query(msgspec.Struct, kw_only=True):
     text: str
     mode: Mode = "hybrid"
     limit: int = 10
-    threshold: float = 0.0  # a floor on the cosine similarity
+    threshold: float = 0.0  # a floor on relevance (smemd.engine.recall.scoring.Scorer.members)
     filter: Filter | None = None
     as_of: float | None = None  # valid time: what held in the world then, as smem knows it now
     as_of_recorded: float | None = None  # record time: what smem believed then

@@ -128,8 +128,25 @@ class Scorer:
         chunk_lexical = self.chunk_lexical.get(chunk.seq, 0.0) if chunk else 0.0
         return best, own, lexical, chunk_lexical
 
-    def members(self, passage: Passage, threshold: float) -> list[Memory | Chunk]:
-        """What a passage shows, in order: its best memory, its chunk, then its other memories."""
+    def relevance(self, signals: np.ndarray) -> np.ndarray:
+        """Each passage's relevance, 0..1, from its SIGNALS (a row each): the better of its
+        cosines (those the mode weighs), raised by BM25, the query's dates, its speaker and a
+        stated preference at the rate the fusion weighs them against the cosines. A small
+        embedder's cosine with a question is low for code, a log or another register than the
+        question's: alone, a threshold on it cuts what the other signals found (README:
+        Benchmarks)."""
+        vector = self.weights[:2]
+        cosine = signals[:, :2][:, vector > 0].max(axis=1, initial=0.0)
+        rest = signals[:, 2:] @ self.weights[2:] / vector.sum()
+        return np.clip(cosine + rest, 0.0, 1.0)
+
+    def members(
+        self, passage: Passage, threshold: float, relevance: float = 0.0
+    ) -> list[Memory | Chunk]:
+        """What a passage shows, in order: its best memory, its chunk, then its other memories.
+        Each is kept when its cosine reaches `threshold`; its best memory and its chunk also
+        when the passage's `relevance` does (the other memories are other sentences of it, each
+        on its own)."""
         memory_vector, _, memory_lexical = self.weights[:3]
 
         def own(memory: Memory) -> float:
@@ -141,10 +158,12 @@ class Scorer:
         ordered: list[Memory | Chunk] = [*sorted(passage.memories, key=own, reverse=True)]
         if passage.chunk is not None:
             ordered.insert(1, passage.chunk)
+        leads = (2 if passage.chunk is not None else 1) if relevance >= threshold else 0
         return [
             item
-            for item in ordered
-            if self.found.similarity("c" if isinstance(item, Chunk) else "m", item.seq) >= threshold
+            for i, item in enumerate(ordered)
+            if i < leads
+            or self.found.similarity("c" if isinstance(item, Chunk) else "m", item.seq) >= threshold
         ]
 
 
