@@ -11,8 +11,9 @@ from tests.test_api import call
 from tests.test_memory_api import NS, add, search, settle
 
 LOG = (
-    "User: the e2e run again:\n```\n$ pytest -q tests/e2e\n....F....\nFAILED tests/e2e/test_checkout.py::test_pay"
-    " - TimeoutError: 30.0s\n1 failed, 8 passed in 41.2s\n```"
+    "User: the e2e run again:\n```\n$ pytest -q tests/e2e\n....F....\n"
+    "FAILED tests/e2e/test_checkout.py::test_pay - TimeoutError: 30.0s\n"
+    "1 failed, 8 passed in 41.2s\n```"
 )
 BREAD = "User: I baked sourdough bread this weekend and the crust came out great."
 QUESTION = "What did we decide about the flaky checkout test?"
