@@ -140,9 +140,7 @@ class Scorer:
         rest = signals[:, 2:] @ self.weights[2:] / vector.sum()
         return np.clip(cosine + rest, 0.0, 1.0)
 
-    def members(
-        self, passage: Passage, threshold: float, relevance: float = 0.0
-    ) -> list[Memory | Chunk]:
+    def members(self, passage: Passage, threshold: float, relevance: float) -> list[Memory | Chunk]:
         """What a passage shows, in order: its best memory, its chunk, then its other memories.
         Each is kept when its cosine reaches `threshold`; its best memory and its chunk also
         when the passage's `relevance` does (the other memories are other sentences of it, each
