@@ -23,9 +23,10 @@ STORE = ("smemd/store",)
 # The tests' doors to the databases themselves: SQLite's file, and the PostgreSQL server.
 DATABASE_HELPERS = ("tests/raw_sqlite.py", "tests/postgres.py")
 FRONT = ("smemd/api", "smemd/console")
-SHARED = {"ids", "quiet", "filters", "transcripts"}
+SHARED = {"ids", "quiet", "filters", "transcripts", "sessions"}
 # What each sub-package may import of the engine, besides itself. `transcripts` (a chat turn's
-# speaker) is read by every stage that reads turns.
+# speaker) and `sessions` (the turns a conversation's session holds) are read by every stage
+# that reads turns.
 ALLOWED = {
     "dates": set(),
     "index": set(),

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from smemd.engine.recall.ordering import lift_sessions, spread
+from smemd.engine.sessions import SESSION_GAP_S, session_starts
 
 
 @dataclass
@@ -25,6 +26,20 @@ def test_a_passage_is_lifted_by_the_best_other_of_its_session() -> None:
     assert lift_sessions(scores, sessions, 0.0) == scores
     # Two equal bests lift each other.
     assert lift_sessions([0.7, 0.7], ["s", "s"], 1.0) == [1.4, 1.4]
+
+
+def test_a_session_is_a_run_of_dates_each_close_to_the_one_before() -> None:
+    minute = 60.0
+    # Dated by message: a minute apart, for longer than the gap in all, is one session; a
+    # message more than the gap after the one before opens another.
+    by_message = [i * minute for i in range(40)] + [39 * minute + SESSION_GAP_S + 1]
+    starts = session_starts(reversed(by_message))  # in any order
+    assert {starts[d] for d in by_message[:40]} == {0.0}
+    assert starts[by_message[40]] == by_message[40]
+    # Dated by session: each sitting's instant is its own session, repeats and all.
+    sittings = [0.0, 0.0, 86_400.0, 86_400.0 + SESSION_GAP_S]  # the gap itself still joins
+    assert session_starts(sittings) == {0.0: 0.0, 86_400.0: 86_400.0, 88_200.0: 86_400.0}
+    assert session_starts([]) == {}
 
 
 def test_further_items_of_one_source_follow_other_sources_best() -> None:

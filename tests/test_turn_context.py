@@ -86,6 +86,46 @@ async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> N
     assert "a" not in await ranked(running, "apart", "What got Melanie into running?", limit=3)
 
 
+async def test_turns_dated_by_message_are_a_session_until_a_long_silence(running: Running) -> None:
+    """A client that dates each turn when it was said (a chat's log, an agent adding turns as
+    they happen) gets what one dating them by their session does."""
+    question = "Caroline: Wow, what got you into running?"
+    answer = "Melanie: A friend dragged me out one cold morning and I never stopped."
+    later = "Caroline: Running late, sorry! The bus was slow."
+    talk = [
+        turn("x0", "Melanie: I painted a sunset over the lake last week.", "2024-03-01T09:58:00Z"),
+        turn("q", question, "2024-03-01T09:59:30Z"),
+        # Stored before the question, dated after it: read in the order of its dates.
+        turn("a", answer, "2024-03-01T10:00:10Z"),
+        # Two hours on, another session: the turn before it is no context.
+        turn("l", later, "2024-03-01T12:00:10Z"),
+        *(
+            turn(f"y{i}", f"Melanie: {text}", f"2024-02-{i + 1:02d}T10:00:00Z")
+            for i, text in enumerate(
+                [
+                    "What got me into pottery was my aunt.",
+                    "We went camping and got rained on.",
+                    "Running a bakery must be hard work.",
+                    "I never stopped loving the ocean.",
+                ]
+            )
+        ),
+    ]
+    await add_all(running, "by-message", [talk[0], talk[2]])
+    await add_all(running, "by-message", [talk[1], *talk[3:]])
+    contexts = await exported_chunks(running, "by-message")
+    painted = "Melanie: I painted a sunset over the lake last week."
+    assert contexts[answer] == painted, contexts  # the question was not stored yet
+    assert contexts[question] == painted
+    assert contexts[later] == ""
+    # In the order they were said, the answer is read with the question it answers.
+    await add_all(running, "in-order", talk)
+    contexts = await exported_chunks(running, "in-order")
+    assert contexts[answer] == question
+    assert contexts[later] == ""
+    assert "a" in await ranked(running, "in-order", "What got Melanie into running?", limit=3)
+
+
 async def test_a_message_that_goes_on_its_speaker_s_last_is_read_with_more(
     running: Running,
 ) -> None:

@@ -27,7 +27,7 @@ import statistics
 import tempfile
 import time
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import quote
@@ -132,15 +132,18 @@ def evidence_ids(raw: list[str], turns: set[str]) -> frozenset[str]:
     return frozenset(ids & turns)
 
 
-def load(path: Path) -> list[Conversation]:
+def load(path: Path, turn_seconds: float = 0.0) -> list[Conversation]:
+    """The set's conversations, each turn dated by its session, or with `turn_seconds` by
+    message: that many seconds after the turn before it, from its session's date."""
     conversations = []
     for sample in json.loads(path.read_text()):
         talk = sample["conversation"]
         documents: list[dict[str, Any]] = []
         sessions = sorted(int(m.group(1)) for k in talk if (m := _SESSION.fullmatch(k)))
         for session in sessions:
-            date = session_date(talk[f"session_{session}_date_time"])
-            for turn in talk[f"session_{session}"]:
+            start = datetime.fromisoformat(session_date(talk[f"session_{session}_date_time"]))
+            for i, turn in enumerate(talk[f"session_{session}"]):
+                date = (start + timedelta(seconds=i * turn_seconds)).isoformat()
                 content = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     content += f" [image: {turn['blip_caption']}]"
@@ -289,16 +292,22 @@ def main() -> None:
         help="each search's threshold (default 0: every result; a v5 client's default is 0.3)",
     )  # fmt: skip
     parser.add_argument(
+        "--turn-seconds", type=float, default=0.0, metavar="S",
+        help="date each turn S seconds after the turn before it in its session, as a client"
+        " dating each message does (default 0: every turn at its session's date)",
+    )  # fmt: skip
+    parser.add_argument(
         "--store", choices=["sqlite", "postgres"], default="sqlite",
         help="postgres: the daemon on a PostgreSQL database (tests/postgres.py), after the same"
         " run on SQLite, both lines printed",
     )  # fmt: skip
     args = parser.parse_args()
-    sets = {path.name.removesuffix(".json"): load(path) for path in args.paths}
+    sets = {path.name.removesuffix(".json"): load(path, args.turn_seconds) for path in args.paths}
     settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
     engine = "".join(f"{key} = {value}\n" for key, value in settings.items() if value is not None)
     config = f"[engine]\n{engine}" if engine else ""
     cut = f" threshold={args.threshold:g}" if args.threshold else ""
+    cut += f" turn_seconds={args.turn_seconds:g}" if args.turn_seconds else ""
     if args.store == "sqlite":
         for name, done in run(sets, config, args.state_dir, args.dump, args.threshold).items():
             print(done.line(name + cut))

@@ -30,6 +30,7 @@ from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
+from smemd.engine.sessions import SESSION_GAP_S
 from smemd.engine.transcripts import goes_on
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
@@ -298,7 +299,7 @@ class Worker:
         # message that goes on its speaker's last with more of the turns before).
         async with self.store.read() as reader:
             before = await reader.turns_before(
-                doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS
+                doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
             )
         bursting = bool(before) and goes_on(doc, before[0])
         context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)

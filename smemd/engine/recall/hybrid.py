@@ -40,7 +40,7 @@ from smemd.engine.dates.windows import Windows, query_windows
 from smemd.engine.index.lookup import Hits, KindLookup, Lookups
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.quiet import QuietClock
-from smemd.engine.recall.ordering import lift_sessions, session_of, spread
+from smemd.engine.recall.ordering import lift_sessions, sessions_of, spread
 from smemd.engine.recall.query import Query
 from smemd.engine.recall.scoring import (
     Found,
@@ -143,13 +143,13 @@ class Recall:
         what the fusion's weights are fitted on (tests/bench/fit_fusion.py)."""
         gathered = await self._gather(namespace, query)
         score = Scorer(self.fusion, gathered.found, query.mode)
+        passages = list(self._passages(gathered, query).values())
         return [
-            Candidate(
-                passage, self._signals(score, passage, gathered, query),
-                session_of(passage, gathered.documents),
+            Candidate(passage, self._signals(score, passage, gathered, query), session)
+            for passage, session in zip(
+                passages, sessions_of(passages, gathered.documents), strict=True
             )
-            for passage in self._passages(gathered, query).values()
-        ]  # fmt: skip
+        ]
 
     async def _gather(self, namespace: str, query: Query) -> Gathered:
         """The candidates, their cosines, and the rows they are (with the documents a passage
@@ -282,7 +282,7 @@ class Recall:
         ).reshape(len(passages), len(score.weights))
         bases = lift_sessions(
             (signals @ score.weights).tolist(),
-            [session_of(p, gathered.documents) for p in passages],
+            sessions_of(passages, gathered.documents),
             self.fusion.session,
         )
         relevance = score.relevance(signals).tolist()

@@ -2,9 +2,9 @@
 its sessions, so a passage is lifted by the best other passage of its session; and one
 document's many results follow other documents' best instead of filling the top.
 
-A session is what a conversation's turns share when each is a document dated by its session:
-the date of a passage's document (no date, no session). Both steps were measured on evidence
-recall over chit-chat and assistant chats (README: Benchmarks).
+A session is a run of a conversation's turns close in date (smemd.engine.sessions), each turn a
+document dated by its session or by its own time. Both steps were measured on evidence recall
+over chit-chat and assistant chats (README: Benchmarks).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from collections.abc import Callable, Hashable, Sequence
 from typing import Protocol, TypeVar
 
 from smemd.engine.recall.scoring import Passage
+from smemd.engine.sessions import session_starts
 from smemd.store.records import Document
 
 
@@ -25,8 +26,15 @@ class Scored(Protocol):
 T = TypeVar("T", bound=Scored)
 
 
-def session_of(passage: Passage, documents: dict[str, Document]) -> float | None:
-    """The passage's session: its document's date, when the search read its document."""
+def sessions_of(passages: Sequence[Passage], documents: dict[str, Document]) -> list[float | None]:
+    """Each passage's session among them (smemd.engine.sessions), by its document's date, when
+    the search read its document; no date, no session."""
+    dates = [_date_of(passage, documents) for passage in passages]
+    starts = session_starts(date for date in dates if date is not None)
+    return [starts[date] if date is not None else None for date in dates]
+
+
+def _date_of(passage: Passage, documents: dict[str, Document]) -> float | None:
     if passage.chunk is not None:
         document_id: str | None = passage.chunk.document_id
     else:

@@ -35,18 +35,30 @@ class DocumentReads:
         rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
         return next(iter(rows))[0] if rows else None
 
-    async def turns_before(self, document: Document, limit: int, chars: int) -> list[Document]:
-        """The last `limit` documents of its namespace dated the same instant that came before
-        it, the last first, each one's content cut to its first `chars` characters: the turns
-        before, when documents are a conversation's turns dated by their session."""
-        if document.content_date is None:
+    async def turns_before(
+        self, document: Document, limit: int, chars: int, gap_s: float
+    ) -> list[Document]:
+        """The documents of its namespace before it in its session, the last first, at most
+        `limit`, each one's content cut to its first `chars` characters: the turns before, when
+        documents are a conversation's turns dated by their session (the same instant, stored
+        before it) or by message (each dated at most `gap_s` after the one before)."""
+        date = document.content_date
+        if date is None:
             return []
         rows = await self.db.execute_fetchall(
             f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents"
-            " WHERE namespace = ? AND content_date = ? AND seq < ? ORDER BY seq DESC LIMIT ?",
-            [chars, document.namespace, document.content_date, document.seq, limit],
+            " WHERE namespace = ? AND content_date >= ? AND content_date <= ?"
+            " AND (content_date < ? OR seq < ?) ORDER BY content_date DESC, seq DESC LIMIT ?",
+            [chars, document.namespace, date - limit * gap_s, date, date, document.seq, limit],
         )
-        return to_records(Document, list(rows))
+        turns = []
+        for turn in to_records(Document, list(rows)):
+            assert turn.content_date is not None  # the query's bounds
+            if date - turn.content_date > gap_s:
+                break
+            turns.append(turn)
+            date = turn.content_date
+        return turns
 
     async def namespace(self, name: str) -> Namespace | None:
         rows = await self.namespaces(name=name, limit=1, offset=0)
