@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from smemd.engine.ingest.sentence_facts import candidate_facts, classify
+from smemd.engine.ingest.sentence_facts import candidate_facts, classify, is_chatter
 
 
 def test_a_chat_turn_keeps_the_event_and_drops_the_greetings() -> None:
@@ -15,6 +15,25 @@ def test_a_chat_turn_keeps_the_event_and_drops_the_greetings() -> None:
     facts = candidate_facts(turn)
     assert facts == ["I went to a LGBTQ support group yesterday and it was so powerful."]
     assert classify(facts[0]) == "episode"
+
+
+@pytest.mark.parametrize(
+    ("text", "chatter"),
+    [
+        ("lol", True),
+        ("so cool!", True),
+        ("Thanks, Caroline! Take care.", True),
+        ("really?", True),
+        ("\U0001f602\U0001f602", True),
+        ("What breed?", False),  # a question of its own
+        ("Since 2016.", False),
+        ("89", False),  # an answer, with the question before it
+        ("```python\nprint(1)\n```", False),
+        ("Wow, that is great! We adopted a puppy.", False),
+    ],
+)
+def test_a_message_of_small_talk_alone_says_nothing_of_its_own(text: str, chatter: bool) -> None:
+    assert is_chatter(text) is chatter
 
 
 @pytest.mark.parametrize(

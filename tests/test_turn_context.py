@@ -159,6 +159,36 @@ async def test_a_message_that_goes_on_its_speaker_s_last_is_read_with_more(
     assert contexts["Aww, I love that name!"] == said[3]
 
 
+async def test_a_reaction_is_not_read_with_the_turn_before(running: Running) -> None:
+    """A message of small talk alone ("omg", "so cute!!") says nothing of its own: read with the
+    turn before, it would be found as that turn is, and fill results with nothing to tell."""
+    talk = [
+        turn("q", "Ana: Anything new with you?"),
+        turn("m", "Ben: We adopted a puppy last week, his name is Toby."),
+        turn("r1", "Ana: omg"),
+        turn("r2", "Ana: so cute!!"),
+        turn("a", "Ana: What breed is he?"),
+        *(
+            turn(f"y{i}", text, f"2024-02-{i + 1:02d}T10:00:00Z")
+            for i, text in enumerate(
+                [
+                    "Ben: My sister has a cat called Whiskers.",
+                    "Ana: We walked the dog of our neighbour last weekend.",
+                    "Ben: I named my bike Rocket, silly I know.",
+                    "Ana: The shelter down the road is looking for volunteers.",
+                ]
+            )
+        ),
+    ]
+    await add_all(running, "reactions", talk)
+    contexts = await exported_chunks(running, "reactions")
+    assert contexts["Ana: omg"] == "" and contexts["Ana: so cute!!"] == "", contexts
+    # A question of its own is read with the turns before it, as ever.
+    assert "Ben: We adopted a puppy last week" in contexts["Ana: What breed is he?"]
+    found = await ranked(running, "reactions", "What is the name of Ben's puppy?", limit=3)
+    assert found[0] == "m" and not {"r1", "r2"} & set(found), found
+
+
 async def test_a_long_turn_before_is_no_context(running: Running) -> None:
     long_answer = "Assistant: " + " ".join(
         f"Point {i}: keep the soil moist and give the seedlings light." for i in range(12)

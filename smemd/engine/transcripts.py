@@ -33,6 +33,12 @@ def speaker_line(text: str) -> re.Match[str] | None:
     return _SPEAKER.match(text)
 
 
+def said_text(text: str) -> str:
+    """What a transcript line says, after the speaker it opens with (all of it, without one)."""
+    opening = speaker_line(text[:64])
+    return text[opening.end() :] if opening is not None else text
+
+
 def speaker_of(text: str) -> frozenset[str]:
     """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
     Words of one letter are left out: an initial names nobody on its own."""

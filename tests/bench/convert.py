@@ -7,6 +7,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
     python3 -m tests.bench.convert memorycode SRC OUT [--conversations C] [--sessions S]
     python3 -m tests.bench.convert prefeval SRC OUT [--conversations C] [--per-topic P]
     python3 -m tests.bench.convert messages SRC OUT
+    python3 -m tests.bench.convert reactions SRC OUT [--share S]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -26,6 +27,10 @@ assistant, and the requests that want them (tests/bench/prefeval.py).
 
 `messages`: a set already in the LoCoMo format (SRC) with each turn cut into one message per
 sentence, as people write in a messaging app; evidence stays the turn (tests/bench/messages.py).
+
+`reactions`: a set already in the LoCoMo format (SRC) with the reactions of a chat ("omg", "haha
+yes") before about S of its changes of speaker, turns no question has for evidence
+(tests/bench/reactions.py).
 """
 
 from __future__ import annotations
@@ -43,6 +48,7 @@ from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
 from tests.bench.messages import messages
 from tests.bench.prefeval import prefeval
+from tests.bench.reactions import reactions
 
 
 def longmemeval_records(source: Path) -> Iterator[dict[str, Any]]:
@@ -149,9 +155,17 @@ def main() -> None:
     chat = kinds.add_parser("messages", help="a LoCoMo-format set, each turn cut into messages")
     chat.add_argument("source", type=Path)
     chat.add_argument("out", type=Path)
+    react = kinds.add_parser("reactions", help="a LoCoMo-format set with chat reactions")
+    react.add_argument("source", type=Path)
+    react.add_argument("out", type=Path)
+    react.add_argument(
+        "--share", type=float, default=0.5, help="changes of speaker with a reaction (0.5)"
+    )
     args = parser.parse_args()
     if args.kind == "messages":
         samples = messages(json.loads(args.source.read_text()))
+    elif args.kind == "reactions":
+        samples = reactions(json.loads(args.source.read_text()), args.share)
     elif args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
     elif args.kind == "prefeval":

@@ -158,20 +158,40 @@ def _split_sentences(text: str) -> list[str]:
     return pieces
 
 
+def is_chatter(text: str) -> bool:
+    """Whether a message says nothing of its own: every word small talk or laughter ("lol",
+    "so cool!", "haha yes", "Thanks, Caroline!"), or no word or number at all (emoji). Code
+    says something."""
+    if any(_FENCE.match(line) for line in text.splitlines()):
+        return False
+    words = [w for sentence in _sentences(text) for w in _words(sentence)]
+    return all(w in _CHATTER or _LAUGH.fullmatch(w) for w in words)
+
+
 def _is_content(sentence: str) -> bool:
     """False for questions, small talk and noise; True when a sentence may state something."""
     if sentence.rstrip(_CLOSERS).endswith("?"):
         return False
-    words = [
-        w.replace(_RSQUO, "'").strip(".'").lower() for w in _WORD.findall(_unaddressed(sentence))
-    ]
-    words = [w for w in words if w]
-    if not any(ch.isalpha() for w in words for ch in w):
-        return False  # rules, emoji, bare numbers
-    if not [w for w in words if w not in _CHATTER and not _LAUGH.fullmatch(w)]:
-        return False  # "ok", "thanks!", "haha", "sounds good", "wow, that's great"
+    words = _words(sentence)
+    if not _says_something(words):
+        return False
     # Under four words, a greeting's only content is whom it greets: "Hey Mel!", "Thanks Caroline!"
     return not (len(words) < 4 and _GREETING.match(" ".join(words)))
+
+
+def _words(sentence: str) -> list[str]:
+    """The sentence's words, folded, without a name it is addressed to."""
+    words = (
+        w.replace(_RSQUO, "'").strip(".'").lower() for w in _WORD.findall(_unaddressed(sentence))
+    )
+    return [w for w in words if w]
+
+
+def _says_something(words: list[str]) -> bool:
+    if not any(ch.isalpha() for w in words for ch in w):
+        return False  # rules, emoji, bare numbers
+    # Not only "ok", "thanks!", "haha", "sounds good", "wow, that's great"
+    return any(w not in _CHATTER and not _LAUGH.fullmatch(w) for w in words)
 
 
 def _unaddressed(sentence: str) -> str:

@@ -28,10 +28,11 @@ from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.readers import Readers
+from smemd.engine.ingest.sentence_facts import is_chatter
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.engine.sessions import SESSION_GAP_S
-from smemd.engine.transcripts import goes_on
+from smemd.engine.transcripts import goes_on, said_text
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -303,6 +304,8 @@ class Worker:
             )
         bursting = bool(before) and goes_on(doc, before[0])
         context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
+        if is_chatter(said_text(doc.content)):
+            context = ""
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text, context) for c in pieces
         ]
