@@ -30,6 +30,7 @@ def test_a_chat_turn_keeps_the_event_and_drops_the_greetings() -> None:
         ("89", False),  # an answer, with the question before it
         ("```python\nprint(1)\n```", False),
         ("Wow, that is great! We adopted a puppy.", False),
+        ("haha " * 100, False),  # past CHATTER_MAX_CHARS: never read word by word
     ],
 )
 def test_a_message_of_small_talk_alone_says_nothing_of_its_own(text: str, chatter: bool) -> None:

@@ -48,6 +48,9 @@ _CHATTER_WORDS = """
     interesting fun funny cute sweet kind hear know
 """
 _CHATTER = frozenset(_CHATTER_WORDS.split())
+# Small talk is short: a message past this many characters says something, and a long document
+# is never read word by word to find out.
+CHATTER_MAX_CHARS = 300
 _GREETING = re.compile(
     r"^(?:hi|hey|hello|hiya|yo|thanks|thank you|good (?:morning|night|evening)|bye|goodbye|"
     r"see (?:ya|you)|take care|congrats|congratulations)\b"
@@ -161,8 +164,8 @@ def _split_sentences(text: str) -> list[str]:
 def is_chatter(text: str) -> bool:
     """Whether a message says nothing of its own: every word small talk or laughter ("lol",
     "so cool!", "haha yes", "Thanks, Caroline!"), or no word or number at all (emoji). Code
-    says something."""
-    if any(_FENCE.match(line) for line in text.splitlines()):
+    says something, and so does anything longer than CHATTER_MAX_CHARS."""
+    if len(text) > CHATTER_MAX_CHARS or any(_FENCE.match(line) for line in text.splitlines()):
         return False
     words = [w for sentence in _sentences(text) for w in _words(sentence)]
     return all(w in _CHATTER or _LAUGH.fullmatch(w) for w in words)
