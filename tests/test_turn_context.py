@@ -38,6 +38,11 @@ def turn(name: str, text: str, date: str = SESSION) -> dict[str, Any]:
     return {"content": text, "date": date, "metadata": {"turn": name}}
 
 
+def apart(texts: list[str]) -> list[dict[str, Any]]:
+    """Turns `y0`, `y1`, … each in a session of its own, a day apart."""
+    return [turn(f"y{i}", text, f"2024-02-{i + 1:02d}T10:00:00Z") for i, text in enumerate(texts)]
+
+
 async def exported_chunks(running: Running, ns: str) -> dict[str, str]:
     """Each chunk's context, by its text."""
     async with running.unix.get(f"http://smemd/ns/{ns}/export") as response:
@@ -56,18 +61,15 @@ async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> N
         turn("x2", "Melanie: My kids love the beach in summer.", OTHER_SESSION),
         turn("x3", "Melanie: Thanks, Caroline! Glad we can talk like this.", OTHER_SESSION),
         turn("x4", "Caroline: Sorry, running late today, the bus was slow.", OTHER_SESSION),
-        *(  # each in a session of its own
-            turn(f"y{i}", f"Melanie: {text}", f"2024-02-{i + 1:02d}T10:00:00Z")
-            for i, text in enumerate(
-                [
-                    "What got me into pottery was my aunt.",
-                    "I got a new puppy, Oscar!",
-                    "We went camping and got rained on.",
-                    "Running a bakery must be hard work.",
-                    "My friend got me a book about stars.",
-                    "I never stopped loving the ocean.",
-                ]
-            )
+        *apart(
+            [
+                "Melanie: What got me into pottery was my aunt.",
+                "Melanie: I got a new puppy, Oscar!",
+                "Melanie: We went camping and got rained on.",
+                "Melanie: Running a bakery must be hard work.",
+                "Melanie: My friend got me a book about stars.",
+                "Melanie: I never stopped loving the ocean.",
+            ]
         ),
     ]
     await add_all(running, "talk", talk)
@@ -99,16 +101,13 @@ async def test_turns_dated_by_message_are_a_session_until_a_long_silence(running
         turn("a", answer, "2024-03-01T10:00:10Z"),
         # Two hours on, another session: the turn before it is no context.
         turn("l", later, "2024-03-01T12:00:10Z"),
-        *(
-            turn(f"y{i}", f"Melanie: {text}", f"2024-02-{i + 1:02d}T10:00:00Z")
-            for i, text in enumerate(
-                [
-                    "What got me into pottery was my aunt.",
-                    "We went camping and got rained on.",
-                    "Running a bakery must be hard work.",
-                    "I never stopped loving the ocean.",
-                ]
-            )
+        *apart(
+            [
+                "Melanie: What got me into pottery was my aunt.",
+                "Melanie: We went camping and got rained on.",
+                "Melanie: Running a bakery must be hard work.",
+                "Melanie: I never stopped loving the ocean.",
+            ]
         ),
     ]
     await add_all(running, "by-message", [talk[0], talk[2]])
@@ -168,16 +167,13 @@ async def test_a_reaction_is_not_read_with_the_turn_before(running: Running) -> 
         turn("r1", "Ana: omg"),
         turn("r2", "Ana: so cute!!"),
         turn("a", "Ana: What breed is he?"),
-        *(
-            turn(f"y{i}", text, f"2024-02-{i + 1:02d}T10:00:00Z")
-            for i, text in enumerate(
-                [
-                    "Ben: My sister has a cat called Whiskers.",
-                    "Ana: We walked the dog of our neighbour last weekend.",
-                    "Ben: I named my bike Rocket, silly I know.",
-                    "Ana: The shelter down the road is looking for volunteers.",
-                ]
-            )
+        *apart(
+            [
+                "Ben: My sister has a cat called Whiskers.",
+                "Ana: We walked the dog of our neighbour last weekend.",
+                "Ben: I named my bike Rocket, silly I know.",
+                "Ana: The shelter down the road is looking for volunteers.",
+            ]
         ),
     ]
     await add_all(running, "reactions", talk)
