@@ -1,8 +1,8 @@
 """Retrieval quality on LoCoMo: LLM-free evidence recall through the real daemon's search route.
 
 Follows ../shared/bench/README.md. Each conversation becomes one namespace; every turn is a
-document ("<speaker>: <text>" plus " [image: <caption>]") dated by its session, with its dia_id in
-metadata. Each question with evidence (category 5 left out) is one hybrid search (limit 20,
+document ("<speaker>: <text>" plus " [image: <caption>]") dated by its session (with
+`--turn-seconds`, by message), with its dia_id in metadata. Each question with evidence (category 5 left out) is one hybrid search (limit 20,
 threshold 0, or `--threshold`'s). A result maps to the dia_id in its metadata; the top k are the
 first k results, and a turn counts at its first occurrence (that rank is the one MRR uses, 0 when
 not in the 20).
