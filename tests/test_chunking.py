@@ -57,7 +57,10 @@ def test_a_turn_s_context_is_the_short_turn_before_and_a_burst_s_turns_while_the
     # their order, the other speaker's among them.
     assert context_of("Ben: He is tiny.", before, True) == "\n".join(reversed(before))
     # Another speaker's turn: the turn before it alone.
-    assert context_of("Ana: So cute!", before, False) == before[0]
+    assert context_of("Ana: What breed?", before, False) == before[0]
+    # Small talk alone, none: read with the turn before, it would be found wherever that is.
+    assert context_of("Ana: So cute!", before, False) == ""
+    assert context_of("Ben: lol", before, True) == ""
     # Longer: the turn before, then only what still fits; an earlier turn is never skipped to.
     turn = "Ben: " + "a" * (CONTEXT_MAX_CHARS - 5 - 22 - 25 - 5)
     assert context_of(turn, before, True) == "\n".join(reversed(before[:2]))

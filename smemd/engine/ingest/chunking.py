@@ -6,6 +6,8 @@ import re
 
 import msgspec
 
+from smemd.engine.ingest.sentence_facts import is_chatter
+from smemd.engine.transcripts import said_text
 from smemd.errors import PayloadTooLarge
 
 # CommonMark ATX heading: up to 3 spaces of indent, 1-6 '#', then a space or the end of the line;
@@ -36,7 +38,10 @@ def context_of(content: str, before: list[str], goes_on: bool) -> str:
     """The context a document's chunks carry of the documents before it in its session (`before`,
     the last first): the one before when it is short; when the document goes on what its speaker
     said in that one (`goes_on`), the ones before that too while the document and its context
-    stay within CONTEXT_MAX_CHARS. In their order, a line each."""
+    stay within CONTEXT_MAX_CHARS. In their order, a line each. None for small talk alone
+    ("omg"): read with the turn before, it would be found wherever that turn is."""
+    if is_chatter(said_text(content)):
+        return ""
     if not goes_on:
         before = before[:1]
     room = CONTEXT_MAX_CHARS - len(" ".join(content.split()))

@@ -167,8 +167,7 @@ def is_chatter(text: str) -> bool:
     says something, and so does anything longer than CHATTER_MAX_CHARS."""
     if len(text) > CHATTER_MAX_CHARS or any(_FENCE.match(line) for line in text.splitlines()):
         return False
-    words = [w for sentence in _sentences(text) for w in _words(sentence)]
-    return all(w in _CHATTER or _LAUGH.fullmatch(w) for w in words)
+    return all(_small_talk(w) for sentence in _sentences(text) for w in _words(sentence))
 
 
 def _is_content(sentence: str) -> bool:
@@ -194,7 +193,11 @@ def _says_something(words: list[str]) -> bool:
     if not any(ch.isalpha() for w in words for ch in w):
         return False  # rules, emoji, bare numbers
     # Not only "ok", "thanks!", "haha", "sounds good", "wow, that's great"
-    return any(w not in _CHATTER and not _LAUGH.fullmatch(w) for w in words)
+    return not all(_small_talk(w) for w in words)
+
+
+def _small_talk(word: str) -> bool:
+    return word in _CHATTER or bool(_LAUGH.fullmatch(word))
 
 
 def _unaddressed(sentence: str) -> str:

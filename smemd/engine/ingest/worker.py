@@ -28,11 +28,10 @@ from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.readers import Readers
-from smemd.engine.ingest.sentence_facts import is_chatter
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.engine.sessions import SESSION_GAP_S
-from smemd.engine.transcripts import goes_on, said_text
+from smemd.engine.transcripts import goes_on
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -297,16 +296,13 @@ class Worker:
         pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
         # A turn of a conversation is read with the turn before it, which it answers (and a
-        # message that goes on its speaker's last with more of the turns before); small talk
-        # alone ("omg") is not: read so, it would be found wherever the turn it answers is.
-        context = ""
-        if not is_chatter(said_text(doc.content)):
-            async with self.store.read() as reader:
-                before = await reader.turns_before(
-                    doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
-                )
-            bursting = bool(before) and goes_on(doc, before[0])
-            context = chunking.context_of(doc.content, [t.content for t in before], bursting)
+        # message that goes on its speaker's last with more of the turns before).
+        async with self.store.read() as reader:
+            before = await reader.turns_before(
+                doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
+            )
+        bursting = bool(before) and goes_on(doc, before[0])
+        context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text, context) for c in pieces
         ]
