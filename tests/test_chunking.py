@@ -62,11 +62,11 @@ def test_a_turn_s_context_is_the_short_turn_before_and_a_burst_s_turns_while_the
     assert context_of("Ana: So cute!", before, False) == ""
     assert context_of("Ben: lol", before, True) == ""
     # Longer: the turn before, then only what still fits; an earlier turn is never skipped to.
-    turn = "Ben: " + "a" * (CONTEXT_MAX_CHARS - 5 - 22 - 25 - 5)
+    turn = "Ben: " + "x" * (CONTEXT_MAX_CHARS - 5 - 22 - 25 - 5)
     assert context_of(turn, before, True) == "\n".join(reversed(before[:2]))
-    assert context_of(turn + "a" * 6, before, True) == before[0]
+    assert context_of(turn + "x" * 6, before, True) == before[0]
     # A turn as long as the limit is still read with the short turn before it.
-    assert context_of("Ben: " + "a" * CONTEXT_MAX_CHARS, before, True) == before[0]
+    assert context_of("Ben: " + "x" * CONTEXT_MAX_CHARS, before, True) == before[0]
     # A long turn before is no context, however short the turn after it.
     assert context_of("Ben: Hm.", ["Ben: " + "b" * CONTEXT_MAX_CHARS, *before], True) == ""
     assert context_of("Ben: Hm.", [], True) == ""

@@ -25,6 +25,10 @@ def test_a_chat_turn_keeps_the_event_and_drops_the_greetings() -> None:
         ("Thanks, Caroline! Take care.", True),
         ("really?", True),
         ("\U0001f602\U0001f602", True),
+        ("yesss, see ya!", True),  # a stretched word, chat's own words
+        ("awww ikr", True),
+        ("Yesss! I got the job.", False),
+        ("What did you get?", False),  # a question that needs the turn before
         ("What breed?", False),  # a question of its own
         ("Since 2016.", False),
         ("89", False),  # an answer, with the question before it

@@ -24,7 +24,8 @@ _VOCATIVE = re.compile(r"^(?:hi|hey|hello|hiya)(?:\s+[A-Z][\w'-]*)?\s*[,!]\s+", 
 _END = re.compile(rf"([.!?…]+)([{re.escape(_CLOSERS)}]*)\s+")
 _WORD = re.compile(rf"[^\W_][\w'{_RSQUO}.-]*")  # any script: "Café", "東京"
 _INITIALS = re.compile(r"[a-z]\.|(?:[a-z]\.){2,}")  # "J.", "U.S.", "p.m."
-_LAUGH = re.compile(r"(?:ha|he)+h?|lo+l")
+_LAUGH = re.compile(r"(?:ha|he)+h?|lo+l|lma+o+")
+_STRETCHED = re.compile(r"([^\W\d_])\1{2,}")  # a letter three times or more in a row
 
 # Never sentence ends: titles and Latin abbreviations are almost always followed by more sentence.
 _ABBREVIATION_WORDS = (
@@ -46,6 +47,8 @@ _CHATTER_WORDS = """
     is am are was were be been do does did have has had will would can could get got one way
     a an the to of and or but for with at on in again all love like agree true same exactly
     interesting fun funny cute sweet kind hear know
+    ikr np brb ttyl tysm idk tbh smh nvm lmk hbu wbu omw ngl jk fr ya yea yeah ye yay aw aww
+    ugh ooh ahh mhm hm huh gosh jeez yikes oops whoa woah dang bruh dude bro xoxo hugs
 """
 _CHATTER = frozenset(_CHATTER_WORDS.split())
 # Small talk is short: a message past this many characters says something, and a long document
@@ -197,7 +200,13 @@ def _says_something(words: list[str]) -> bool:
 
 
 def _small_talk(word: str) -> bool:
-    return word in _CHATTER or bool(_LAUGH.fullmatch(word))
+    if word in _CHATTER or _LAUGH.fullmatch(word):
+        return True
+    # A chat stretches its words ("yesss", "omgggg", "sooo"): read with a letter's run cut to
+    # one, then two ("yesss" -> "yes", "awww" -> "aww").
+    if _STRETCHED.search(word) is None:
+        return False
+    return any(_STRETCHED.sub(run, word) in _CHATTER for run in (r"\1", r"\1\1"))
 
 
 def _unaddressed(sentence: str) -> str:
