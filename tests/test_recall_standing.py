@@ -52,6 +52,59 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
     assert states_standing("Always back up first, from now on.", frozenset())
 
 
+def test_an_order_stands_when_said_with_always_or_for_all_work_to_come() -> None:
+    for standing in (
+        "Always include comments in any code you give me.",
+        "Ok. Please, never use global variables.",
+        "Remember to only use Python 3 syntax.",
+        "In future answers, avoid jargon.",
+        "Don't use emojis in any of your replies.",
+        "Stick to PEP 8 in the code that you write.",
+        "Each time you answer, start with a summary.",
+        "Your answers should always be short.",
+        "Can you always show the time complexity?",
+        "I want all answers to be under 100 words.",
+        "When naming functions, start them with 'a_'.",
+        "When you show code, add type hints.",
+        "Mentor: Always import the 'locale' module.",
+    ):
+        assert states_standing(standing, USER), standing
+    for said_once in (
+        "Please format this table as markdown.",  # an order for now
+        "Add a docstring to this function.",
+        "List all the functions in this file.",
+        "Use the second option, it looks better.",
+        "Never mind, it works now.",  # not an order about work
+        "Always wondered why that happens.",
+        "They always make us smile.",  # not opening its clause
+        "You always know what to say!",  # not asked of the listener
+        "Use it if you like all of them.",
+        "Tell me more. Can you write it in Go?",  # a request, not the code one writes
+        "When you get a chance, send the file.",
+        "Any time is fine for me.",
+    ):
+        assert not states_standing(said_once, USER), said_once
+
+
+def test_a_request_for_work_is_asked_in_many_forms() -> None:
+    for request in (
+        "What is the best way to store user sessions?",
+        "What would be a good structure for my routes?",
+        "Show me an example of a decorator.",
+        "Explain recursion to me.",
+        "Could you review this code?",
+        "I need a function that validates emails.",
+        "Any suggestions for the landing page?",
+        "How to implement a binary search in Python?",
+    ):
+        assert asks_for_something_new(request), request
+    for not_a_request in (
+        "What is the best way Caroline found to relax?",  # about someone else
+        "Which library did you show me before?",  # asks back
+    ):
+        assert not asks_for_something_new(not_a_request), not_a_request
+
+
 # The second turn is nearer the request in words and meaning (it says "recommend"): only that
 # the first says what the user always does, the second what they did once, puts the first first.
 TURNS = (
@@ -71,3 +124,18 @@ async def test_a_request_finds_the_standing_preference_first(running: Running) -
         running, "Which pasta did I order in Rome they recommend?", threshold=0
     )
     assert [t for t in TURNS if first in t] == [TURNS[1]], first
+
+
+# As above, for an order that stands: the second turn shares more of the request's words.
+ORDERS = (
+    "User: Always write a docstring in the Python functions you give me.",
+    "User: Yesterday I wrote a Python function.",
+)
+
+
+async def test_a_request_finds_the_standing_order_first(running: Running) -> None:
+    for turn in ORDERS:
+        await add(running, content=turn)
+    await settle(running)
+    first = await first_text(running, "Write a Python function that sums a list.", threshold=0)
+    assert [t for t in ORDERS if first in t] == [ORDERS[0]], first

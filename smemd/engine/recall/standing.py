@@ -12,24 +12,38 @@ assistant chats, mentoring dialogues and preference requests (README: Benchmarks
 
 from __future__ import annotations
 
+import functools
 import re
 
+from smemd.engine.recall.orders import orders_standing
 from smemd.engine.recall.speakers import ASSISTANT_ROLES, asks_what_was_said
 
 # A request for something new: advice, ideas, a plan, a piece of work.
+_ASKED_WORK = (
+    r"write|create|implement|make|build|design|plan|draft|give|generate|list|show|explain|help|"
+    r"review|refactor|fix|debug|optimi[sz]e|improve|rewrite|convert|translate|summari[sz]e|"
+    r"outline|describe|teach|suggest|recommend|propose|sketch|set up|tell me"
+)
+# "What's the best way to…", "what would be a good structure for…": asked of the listener.
+_BEST_WAY = (
+    r"what(?:'s| is| would be) (?:a |an |the )?(?:best|good|better|right|ideal|easiest|simplest) "
+    r"(?:way|approach|option|structure|method|practice|tool|library) (?:to|for)\b"
+)
 _REQUEST = re.compile(
     r"\b(?:recommend\w*|suggest\w*|ideas?|tips|advice|advise|help me|insights?|options|"
-    r"what are (?:some|the best|good)|ways to|should i|to consider|do you think|"
+    r"what are (?:some|the best|good)|ways? to|should i|to consider|do you think|"
     r"(?:what|which|how) (?:should|could|can|would|do) (?:i|we)|"
-    r"(?:can|could|would) you (?:\w+ )?(?:give|write|show|create|make|plan|find|list|draft|"
-    r"design|build|put together|come up|explain|teach|implement)|"
-    r"^(?:please )?(?:write|create|implement|make|build|design|plan|draft|give|generate|list)|"
-    r"looking for|any (?:good )?(?:options|places|ways))\b"
+    rf"{_BEST_WAY}|"
+    rf"(?:can|could|would) you (?:\w+ )?(?:{_ASKED_WORK}|put together|come up)|"
+    rf"^(?:please )?(?:how to|{_ASKED_WORK})|"
+    r"i(?:'d| would)? (?:need|want|like) (?:a|an|some|help|you to)|"
+    r"looking for|any (?:good |other )?(?:options|places|ways|suggestions|recommendations))\b"
 )
 # A request is the asker's own: it speaks to the assistant, of the asker, or is an order ("What
 # advice does Caroline give?" asks about a conversation, not for advice).
 _ADDRESSED = re.compile(
-    r"\b(?:you|your|i|i'm|i've|i'd|me|my|we|our|us)\b|^(?:please )?[a-z]+ (?:a|an|me|some)\b"
+    r"\b(?:you|your|i|i'm|i've|i'd|me|my|we|our|us)\b|^(?:please )?[a-z]+ (?:a|an|me|some)\b|"
+    rf"^(?:any|how to)\b|^{_BEST_WAY}"
 )
 # Asking back for what was said or done: not a request for something new.
 _RECALLS = re.compile(
@@ -79,6 +93,9 @@ def asks_for_something_new(query: str) -> bool:
     )  # fmt: skip
 
 
+# A request tests each of its candidates, and the next request in a namespace tests most of them
+# again: what a text states does not change, so the latest answers are kept.
+@functools.lru_cache(maxsize=4096)
 def states_standing(text: str, speaker: frozenset[str]) -> bool:
     """Whether a passage says what someone prefers, always or never does, or wants done; an
     assistant's "always back up first" is advice, not a preference of the user's."""
@@ -92,4 +109,6 @@ def states_standing(text: str, speaker: frozenset[str]) -> bool:
         if not _CLAUSE_OPENERS.isdisjoint(before.split()[-1:]):
             continue
         return True
-    return any(word in folded for word in _OTHER_WORDS) and bool(_OTHER.search(folded))
+    if any(word in folded for word in _OTHER_WORDS) and _OTHER.search(folded):
+        return True
+    return orders_standing(folded)
