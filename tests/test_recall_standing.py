@@ -34,6 +34,7 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
     for standing in (
         "I strictly avoid gluten because of a severe intolerance.",
         "I have a strong preference for vegan skincare.",
+        "I have an extreme aversion to heights.",
         "The hiking option sounds good; the boat trips aren't really my thing.",
         "From now on, end all your function names with '_b'.",
         "Please always add type hints.",

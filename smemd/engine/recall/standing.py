@@ -71,7 +71,7 @@ _OTHER_WORDS = (
     "now on", "forward", "make sure", "you to", "whenever", "please",
 )  # fmt: skip
 _OTHER = re.compile(
-    r"\b(?:(?:my|a) (?:\w+ )?(?:preference|aversion|dislike|allergy|intolerance)|"
+    r"\b(?:(?:my|a|an) (?:\w+ )?(?:preference|aversion|dislike|allergy|intolerance)|"
     r"(?:i'm|i am) (?:\w+ )?(?:allergic|intolerant|vegan|vegetarian|not a fan|a fan|"
     r"not (?:\w+ )?(?:keen|into))|"
     r"i'd rather|(?:not|\w+n't) (?:really )?my (?:thing|style|cup of tea)|"
