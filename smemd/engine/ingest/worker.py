@@ -148,7 +148,9 @@ class Worker:
                     async with asyncio.timeout(self._pause):
                         await self._wake.wait()
         finally:
+            # Stopped before the leases are released: a renewal must not land after them.
             renewing.cancel()
+            await asyncio.gather(renewing, return_exceptions=True)
             await self.fetches.cancel()
             with contextlib.suppress(Exception):  # another daemon may take them over at once
                 async with self.store.write() as writer:
