@@ -102,6 +102,7 @@ def test_a_request_for_work_is_asked_in_many_forms() -> None:
     for not_a_request in (
         "What is the best way Caroline found to relax?",  # about someone else
         "Which library did you show me before?",  # asks back
+        "I like a good mystery novel.",  # says, does not ask
     ):
         assert not asks_for_something_new(not_a_request), not_a_request
 

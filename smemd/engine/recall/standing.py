@@ -36,7 +36,7 @@ _REQUEST = re.compile(
     rf"{_BEST_WAY}|"
     rf"(?:can|could|would) you (?:\w+ )?(?:{_ASKED_WORK}|put together|come up)|"
     rf"^(?:please )?(?:how to|{_ASKED_WORK})|"
-    r"i(?:'d| would)? (?:need|want|like) (?:a|an|some|help|you to)|"
+    r"(?:i need|i want|i'd like|i would like) (?:a|an|some|help|you to)|"
     r"looking for|any (?:good |other )?(?:options|places|ways|suggestions|recommendations))\b"
 )
 # A request is the asker's own: it speaks to the assistant, of the asker, or is an order ("What
