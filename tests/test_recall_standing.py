@@ -116,16 +116,11 @@ TURNS = (
 
 
 async def test_a_request_finds_the_standing_preference_first(running: Running) -> None:
-    for turn in TURNS:
-        await add(running, content=turn)
-    await settle(running)
-    first = await first_text(running, "Can you recommend pasta in Rome for me?", threshold=0)
-    assert [t for t in TURNS if first in t] == [TURNS[0]], first
+    await _add_turns(running, TURNS)
+    assert await _found_first(running, TURNS, "Can you recommend pasta in Rome for me?") == TURNS[0]
     # A question about what was done is no request: the nearer turn comes first.
-    first = await first_text(
-        running, "Which pasta did I order in Rome they recommend?", threshold=0
-    )
-    assert [t for t in TURNS if first in t] == [TURNS[1]], first
+    asked_back = "Which pasta did I order in Rome they recommend?"
+    assert await _found_first(running, TURNS, asked_back) == TURNS[1]
 
 
 # As above, for an order that stands: the second turn shares more of the request's words.
@@ -136,8 +131,20 @@ ORDERS = (
 
 
 async def test_a_request_finds_the_standing_order_first(running: Running) -> None:
-    for turn in ORDERS:
+    await _add_turns(running, ORDERS)
+    request = "Write a Python function that sums a list."
+    assert await _found_first(running, ORDERS, request) == ORDERS[0]
+
+
+async def _add_turns(running: Running, turns: tuple[str, ...]) -> None:
+    for turn in turns:
         await add(running, content=turn)
     await settle(running)
-    first = await first_text(running, "Write a Python function that sums a list.", threshold=0)
-    assert [t for t in ORDERS if first in t] == [ORDERS[0]], first
+
+
+async def _found_first(running: Running, turns: tuple[str, ...], query: str) -> str:
+    """Which of `turns` a search for `query` finds first."""
+    first = await first_text(running, query, threshold=0)
+    found = [t for t in turns if first in t]
+    assert len(found) == 1, first
+    return found[0]
