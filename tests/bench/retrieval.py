@@ -34,6 +34,7 @@ from urllib.parse import quote
 
 from smemctl.client import UnixConnection
 from tests import postgres
+from tests.bench.directives import directed
 from tests.bench.locomo_format import LOCOMO_DATE
 from tests.daemon_process import DaemonProcess
 
@@ -297,17 +298,27 @@ def main() -> None:
         " dating each message does (default 0: every turn at its session's date)",
     )  # fmt: skip
     parser.add_argument(
+        "--with-directives", action="store_true",
+        help="each question followed by a directive on the answer's form, as a user's whole"
+        " message (tests/bench/directives.py)",
+    )  # fmt: skip
+    parser.add_argument(
         "--store", choices=["sqlite", "postgres"], default="sqlite",
         help="postgres: the daemon on a PostgreSQL database (tests/postgres.py), after the same"
         " run on SQLite, both lines printed",
     )  # fmt: skip
     args = parser.parse_args()
     sets = {path.name.removesuffix(".json"): load(path, args.turn_seconds) for path in args.paths}
+    if args.with_directives:
+        asked = [q for conversations in sets.values() for c in conversations for q in c.questions]
+        for at, question in enumerate(asked):
+            question.text = directed(question.text, at)
     settings = {"exact-scan-up-to": args.exact_scan_up_to, "ann-from": args.ann_from}
     engine = "".join(f"{key} = {value}\n" for key, value in settings.items() if value is not None)
     config = f"[engine]\n{engine}" if engine else ""
     cut = f" threshold={args.threshold:g}" if args.threshold else ""
     cut += f" turn_seconds={args.turn_seconds:g}" if args.turn_seconds else ""
+    cut += " with_directives" if args.with_directives else ""
     if args.store == "sqlite":
         for name, done in run(sets, config, args.state_dir, args.dump, args.threshold).items():
             print(done.line(name + cut))
