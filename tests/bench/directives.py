@@ -1,9 +1,7 @@
 """Questions as an agent may pass them on: the user's message whole, a directive on the answer's
 form after the question ("What did I name the cat? Answer in one word."). `tests.bench.retrieval
---with-directives` puts one of these after each question, in turn; recall should find what the
-question alone finds. The list was written apart from the words recall knows a directive by
-(smemd.engine.recall.directives), in two rounds of sixteen; the README gives how many of each
-were known."""
+--with-directives` puts one of these after each question, in turn: recall should find what the
+question alone finds (README: Benchmarks)."""
 
 from __future__ import annotations
 

@@ -12,6 +12,8 @@ the search phase (one keep-alive connection, one query at a time), the mean cont
 the top 10 results (approximated as characters / 4, no tokenizer), the share of questions whose
 every evidence turn is inside what `compress` keeps for them (limit 10) and its median tokens,
 and the ingest wall time (first batch to the last job done). `--state-dir` keeps the daemon's state so a later run can skip the ingest.
+`--with-directives` asks each question followed by a directive on the answer's form, as a user's
+whole message (tests/bench/directives.py).
 `--store postgres` runs it twice in one go, on SQLite and then on a PostgreSQL database
 (tests/postgres.py), and prints both lines.
 """

@@ -40,7 +40,6 @@ from smemd.engine.dates.windows import Windows, query_windows
 from smemd.engine.index.lookup import Hits, KindLookup, Lookups
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.quiet import QuietClock
-from smemd.engine.recall.directives import without_directives
 from smemd.engine.recall.ordering import lift_sessions, sessions_of, spread
 from smemd.engine.recall.query import Query
 from smemd.engine.recall.scoring import (
@@ -129,7 +128,6 @@ class Recall:
         """The best `query.limit` hits; `purpose` says what the search serves, for the counts
         of what recall does (`latency`, `results`, `reranked`)."""
         self.clock.touch()
-        query = without_directives(query)
         with self.latency.timing(purpose, query.mode):
             gathered = await self._gather(namespace, query)
             hits = self._rank(gathered, query)
@@ -143,7 +141,6 @@ class Recall:
     async def passage_signals(self, namespace: str, query: Query) -> list[Candidate]:
         """Every candidate passage of a search with its SIGNALS, unweighted, and its session:
         what the fusion's weights are fitted on (tests/bench/fit_fusion.py)."""
-        query = without_directives(query)
         gathered = await self._gather(namespace, query)
         score = Scorer(self.fusion, gathered.found, query.mode)
         passages = list(self._passages(gathered, query).values())
