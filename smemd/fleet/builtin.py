@@ -173,6 +173,10 @@ class HashedEmbedder(InProcess):
         # Each family is normalised before they are summed, so the ~6x more numerous 3-grams
         # do not drown out whole-word matches.
         vector = _normalised(_hashed(words, "w")) + _normalised(_hashed(grams, "c"))
+        if not vector.any():
+            # Every feature cancelled another of the opposite sign in its slot (a text of two
+            # 3-grams can): the whole text, one feature, cannot cancel.
+            vector = _hashed(Counter({lowered: 1}), "t")
         return _normalised(vector)
 
 
