@@ -56,6 +56,12 @@ _STANDING_ASK = re.compile(
     r"generate|list|code)\b|"
     r"when (?:naming|writing|creating|defining|declaring|formatting|coding|adding)\b"
 )
+# A rule for what comes after, said as such, with or without an order after it.
+_RULE = re.compile(
+    r"from now on\b|going forward\b|make sure (?:that )?you\b|i'd like you to\b|"
+    r"i (?:\w+ )?want you to\b|whenever you\b|please (?:always|never|use|avoid|start|end|"
+    r"include|add)\b"
+)
 # "… you always" is asked of the listener ("can you always…", not "you always know"); "… like
 # all" is wanted by the speaker ("I'd like all…", not "if you like all of them").
 _ASKED_OF_YOU = re.compile(r"(?:can|could|would|will) $")
@@ -64,18 +70,20 @@ _WANTED_BY_ME = re.compile(r"\bi(?:'d| would)? (?:\w+ )?$")
 _ANCHORS = (
     "always", "never", "only ", "every", "each time", "any time", "anytime", "whenever",
     "now on", "forward", "future", "default", "at all times", "i want", "i'd like",
-    "i would like", "i need", "when ", *_WORK_WORDS,
+    "i would like", "i need", "when ", "make sure", "you to", "please", *_WORK_WORDS,
 )  # fmt: skip
 _SENTENCE_ENDS = ".!?\n"
 
 
 def orders_standing(folded: str) -> bool:
-    """Whether a (case-folded) text gives an order that stands: one said with "always", "never"
-    or "only"; one asked to stand ("you should always", "can you always", "I want all…", "when
+    """Whether a (case-folded) text gives an order that stands: a rule said as such ("from now
+    on", "whenever you", "please always"); one said with "always", "never" or "only"; one asked to stand ("you should always", "can you always", "I want all…", "when
     you write code…", "when naming…"); or an order in a sentence that says it recurs ("every
     time", "from now on", "in your answers", "the code you write")."""
     if not any(anchor in folded for anchor in _ANCHORS):
         return False
+    if any(_starts_word(folded, m.start()) for m in _RULE.finditer(folded)):
+        return True
     if any(_opens_clause(folded, m.start()) for m in _ALWAYS_ORDER.finditer(folded)):
         return True
     if any(_asked_to_stand(folded, m) for m in _STANDING_ASK.finditer(folded)):

@@ -51,7 +51,8 @@ _RECALLS = re.compile(
 )
 # Someone saying what they like, avoid, always or never do: the verb in the present after "I"
 # ("I strictly avoid gluten"; not "I'd like to try", which wants once, nor "see what I enjoy"),
-# a preference they have, a choice that turns the others down, or a rule for what comes after.
+# a preference they have, a choice that turns the others down, or an order that stands
+# (smemd.engine.recall.orders).
 # Recall tests every candidate of a request, so the patterns open on a letter, not a word
 # boundary, which lets the regex engine skip ahead (a quarter of the time): the boundary and the
 # word before are checked after a match.
@@ -68,7 +69,6 @@ _CLAUSE_OPENERS = frozenset({"what", "which", "whether", "if"})  # "see what I e
 _OTHER_WORDS = (
     "prefer", "aversion", "dislike", "allerg", "intoleran", "i'm", "i am", "rather", "my thing",
     "my style", "my cup", "my liking", "my taste", "fit", "suit", "align", "appeal", "work for",
-    "now on", "forward", "make sure", "you to", "whenever", "please",
 )  # fmt: skip
 _OTHER = re.compile(
     r"\b(?:(?:my|a|an) (?:\w+ )?(?:preference|aversion|dislike|allergy|intolerance)|"
@@ -77,9 +77,7 @@ _OTHER = re.compile(
     r"i'd rather|(?:not|\w+n't) (?:really )?my (?:thing|style|cup of tea)|"
     r"for my (?:liking|taste)|"
     r"(?:doesn't|don't|do not|does not) (?:\w+ )?(?:fit|suit|align with|appeal to|work for) "
-    r"(?:me|my)|from now on|going forward|make sure (?:that )?you|i'd like you to|"
-    r"i (?:\w+ )?want you to|whenever you|please (?:always|never|use|avoid|start|end|include|"
-    r"add))\b"
+    r"(?:me|my))\b"
 )
 
 
