@@ -8,6 +8,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
     python3 -m tests.bench.convert prefeval SRC OUT [--conversations C] [--per-topic P]
     python3 -m tests.bench.convert messages SRC OUT
     python3 -m tests.bench.convert reactions SRC OUT [--share S]
+    python3 -m tests.bench.convert texting SRC OUT [--share S]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -31,6 +32,10 @@ sentence, as people write in a messaging app; evidence stays the turn (tests/ben
 `reactions`: a set already in the LoCoMo format (SRC) with the reactions of a chat ("omg", "haha
 yes") before about S of its changes of speaker, turns no question has for evidence
 (tests/bench/reactions.py).
+
+`texting`: a set already in the LoCoMo format (SRC) with about S of its turns typed as people
+text: lower-case, without the apostrophes of contractions or a closing period, and shortened
+("u", "bc", "bday", "idk"); evidence and questions stay (tests/bench/texting.py).
 """
 
 from __future__ import annotations
@@ -49,6 +54,7 @@ from tests.bench.memorycode import memorycode
 from tests.bench.messages import messages
 from tests.bench.prefeval import prefeval
 from tests.bench.reactions import reactions
+from tests.bench.texting import texting
 
 
 def longmemeval_records(source: Path) -> Iterator[dict[str, Any]]:
@@ -161,11 +167,17 @@ def main() -> None:
     react.add_argument(
         "--share", type=float, default=0.5, help="changes of speaker with a reaction (0.5)"
     )
+    text = kinds.add_parser("texting", help="a LoCoMo-format set typed as people text")
+    text.add_argument("source", type=Path)
+    text.add_argument("out", type=Path)
+    text.add_argument("--share", type=float, default=0.5, help="turns typed as texts (0.5)")
     args = parser.parse_args()
     if args.kind == "messages":
         samples = messages(json.loads(args.source.read_text()))
     elif args.kind == "reactions":
         samples = reactions(json.loads(args.source.read_text()), args.share)
+    elif args.kind == "texting":
+        samples = texting(json.loads(args.source.read_text()), args.share)
     elif args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
     elif args.kind == "prefeval":
