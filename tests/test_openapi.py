@@ -11,6 +11,7 @@ from openapi_spec_validator import validate
 from smemd.api.app import ROUTES
 from smemd.api.openapi import document
 from smemd.http.route import Route
+from smemd.protocol.memory import NAMESPACE_PATTERN
 from tests.conftest import Running, StartDaemon
 from tests.test_api import TOKEN, call
 
@@ -58,6 +59,12 @@ def test_schemas_come_from_the_types() -> None:
     assert schema["properties"]["id"]["anyOf"][0]["maxLength"] == 255
     listed = {p["name"]: p for p in ops["POST", "/ns/{ns}/list/{type}"]["parameters"]}
     assert listed["type"]["schema"] == {"enum": ["documents", "chunks", "memories"]}
+    # A v3 container tag is a namespace's name, and says so: a client (or a fuzzer) that keeps
+    # to the document sends names the daemon takes.
+    [tag] = ops["DELETE", "/v3/container-tags/{tag}"]["parameters"]
+    assert (
+        tag["schema"] == listed["ns"]["schema"] == {"type": "string", "pattern": NAMESPACE_PATTERN}
+    )
     assert listed["limit"]["schema"]["maximum"] == 100
     upload = ops["POST", "/ns/{ns}/document/file"]["requestBody"]["content"]
     assert upload["multipart/form-data"]["schema"]["properties"]["file"]["format"] == "binary"

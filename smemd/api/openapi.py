@@ -25,6 +25,7 @@ REF = "#/components/schemas/{name}"
 _PARAMETER = re.compile(r"\{(?P<name>[A-Za-z_]+)(?::(?P<regex>[^}]+))?\}")
 _PATH_SCHEMAS: dict[str, dict[str, Any]] = {
     "ns": {"type": "string", "pattern": NAMESPACE_PATTERN},
+    "tag": {"type": "string", "pattern": NAMESPACE_PATTERN},  # v3's name for a namespace
 }
 _ROLES = {
     "read": "any token",
