@@ -121,10 +121,11 @@ async def test_the_cards_families_follow_the_nodes(tmp_path: Path) -> None:
 
             async def sampled() -> dict[str, Any] | None:
                 nodes = await nodes_by_id(daemon)
-                up = [n for n in nodes.values() if n["state"] == "up"]
+                # Up on the cards and healthy in the fleet's pool, which probes on its own.
+                up = [n for n in nodes.values() if n["state"] == "up" and n["healthy"]]
                 return nodes if len(up) == 5 and nodes["node0"]["temperatureC"] else None
 
-            await until(sampled, 30, "five nodes up and sampled")
+            await until(sampled, 30, "five nodes up, healthy and sampled")
             status, body = await acall(daemon, "POST", "/ns/cards/search", {"query": "kites"})
             assert status == 200, body
             samples, _ = parsed(await asyncio.to_thread(_metrics_of, daemon))
