@@ -77,9 +77,10 @@ _SENTENCE_ENDS = ".!?\n"
 
 def orders_standing(folded: str) -> bool:
     """Whether a (case-folded) text gives an order that stands: a rule said as such ("from now
-    on", "whenever you", "please always"); one said with "always", "never" or "only"; one asked to stand ("you should always", "can you always", "I want all…", "when
-    you write code…", "when naming…"); or an order in a sentence that says it recurs ("every
-    time", "from now on", "in your answers", "the code you write")."""
+    on", "whenever you", "please always"); one said with "always", "never" or "only"; one asked
+    to stand ("you should always", "can you always", "I want all…", "when you write code…",
+    "when naming…"); or an order in a sentence that says it recurs ("every time", "in your
+    answers", "the code you write")."""
     if not any(anchor in folded for anchor in _ANCHORS):
         return False
     if any(_starts_word(folded, m.start()) for m in _RULE.finditer(folded)):
