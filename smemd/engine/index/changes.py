@@ -3,13 +3,14 @@ applied by `Indexes.writing` once it has committed: the index follows the store,
 
 A write records its changes in the order it made them (a chunk re-added after its removal stays
 added); a namespace removed or moved is dropped whole. Changes to a namespace whose indexes are
-not loaded are never applied: its load reads the rows as committed.
+neither loaded nor loading are never applied: its load reads the rows as committed. Those that
+commit while a load runs are applied again once it ends (`again`): it may have read them or not.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -51,6 +52,16 @@ class Removed:
 
 
 Change = Added | LiveSet | Removed
+
+
+def again(change: Change) -> Change:
+    """The change, safe to apply to indexes that may show it already. Each change sets a row
+    (added, removed) or its flag, so applying those of a span again, in order, to indexes that
+    read the store somewhere in that span ends where the store ends; only an add must first
+    remove what a load may have read."""
+    if isinstance(change, Added) and not change.replacing:
+        return replace(change, replacing=True)
+    return change
 
 
 class IndexChanges:

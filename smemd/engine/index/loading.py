@@ -4,8 +4,8 @@ the end (the catch-up), so a file saved before later writes, or before a kill -9
 exactly as the rows say.
 
 The blocking parts (reading and checking files, building a graph, BM25's tokenising) run in a
-daemon thread: a stop never waits for them. The catch-up's last step holds the store's writer,
-so no write can land between what it read and the indexes being published.
+daemon thread: a stop never waits for them. Writes go on meanwhile; the load applies those that
+commit while it runs before it publishes the indexes (per_namespace.py).
 """
 
 from __future__ import annotations
@@ -98,32 +98,19 @@ async def _from_rows(store: Store, namespace: str, kind: IndexKind, index: KindI
 
 
 async def catch_up(store: Store, namespace: str, kind: IndexKind, index: KindIndex) -> int:
-    """Make the indexes say what the store's rows say; how many rows differed. A first pass
-    reads freely (its work in a thread when there is much); the last holds the writer, so
-    nothing lands between it and the caller."""
-    changed = 0
-    for final in (False, True):
-        context = store.write() if final else store.read()
-        async with context as reader:
-            seqs, live = await reader.index_states(namespace, kind)
-            states = (np.array(seqs, np.int64), np.array(live, bool))
-            diff = (
-                _differences(index, *states)
-                if final
-                else await off_loop(_differences, index, *states)
-            )
-            missing = diff[0]
-            fetched = (
-                await reader.index_rows_by_seq(kind, missing.tolist()) if missing.size else None
-            )
-            if final or _size(diff) < 64:
-                _apply(index, fetched, *diff[1:])
-            else:
-                await off_loop(_apply, index, fetched, *diff[1:])
-        changed += _size(diff)
-        if not final and changed == 0:
-            break
-    return changed
+    """Make the indexes say what the store's rows said when read; how many rows differed.
+    Writes committed after the read reach the indexes through the load (per_namespace.py)."""
+    async with store.read() as reader:
+        seqs, live = await reader.index_states(namespace, kind)
+        states = (np.array(seqs, np.int64), np.array(live, bool))
+        diff = await off_loop(_differences, index, *states)
+        missing = diff[0]
+        fetched = await reader.index_rows_by_seq(kind, missing.tolist()) if missing.size else None
+    if _size(diff) < 64:
+        _apply(index, fetched, *diff[1:])
+    else:
+        await off_loop(_apply, index, fetched, *diff[1:])
+    return _size(diff)
 
 
 Differences = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]

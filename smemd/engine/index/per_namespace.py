@@ -8,7 +8,9 @@ rest of the daemon go on. `maintain` saves graphs that changed enough, and turns
 grew past `ann_from` into a graph, in the background.
 
 Every write to rows the indexes mirror goes through `writing`: it records its changes
-(changes.py) and they are applied here, once it has committed, in the order of the commits.
+(changes.py) and they are applied here, once it has committed, in the order of the commits. A
+load reads the store while writes go on: the changes committed meanwhile wait for it to end and
+are applied again before its indexes are published, so none falls between the two.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pathlib import Path
 
 from smemd.engine.index import saved
 from smemd.engine.index.ann import AnnIndex
-from smemd.engine.index.changes import Added, IndexChanges
+from smemd.engine.index.changes import Added, Change, IndexChanges, again
 from smemd.engine.index.flat import EXACT_UP_TO, FlatIndex
 from smemd.engine.index.heap import release_freed_memory
 from smemd.engine.index.kinds import ANN_FROM, KindIndex
@@ -68,6 +70,8 @@ class Indexes:
         self.directory = directory
         self._loaded: dict[str, NamespaceIndexes] = {}
         self._loads: dict[str, asyncio.Task[NamespaceIndexes]] = {}
+        # Changes committed while a namespace loads, for it to apply before it is published.
+        self._pending: dict[str, list[tuple[IndexKind, Change]]] = {}
         self._following = asyncio.Lock()  # one write's changes at a time, in commit order
         self.load_seconds = Timings()  # each namespace's load (smemd.api.metrics)
 
@@ -93,8 +97,8 @@ class Indexes:
         return len(self._loads)
 
     def loaded(self, namespace: str) -> NamespaceIndexes | None:
-        """The indexes if already in memory; writers update only those (a load in progress
-        catches up with the store before it is published)."""
+        """The indexes if already in memory (a load in progress is not: it is published once
+        it has caught up with the writes made meanwhile)."""
         return self._loaded.get(namespace)
 
     async def get(self, namespace: str, *, wait_s: float | None = None) -> NamespaceIndexes:
@@ -143,19 +147,23 @@ class Indexes:
             for namespace in changes.dropped:
                 self.forget(namespace)
             for namespace, kind, change in changes.made:
-                if (loaded := self._loaded.get(namespace)) is None:
-                    continue  # its load reads the rows as committed
-                change.apply(loaded.memories if kind == "memories" else loaded.chunks)
-                if isinstance(change, Added):
-                    await asyncio.sleep(0)  # the loop serves others between steps
+                if (loaded := self._loaded.get(namespace)) is not None:
+                    change.apply(loaded.memories if kind == "memories" else loaded.chunks)
+                    if isinstance(change, Added):
+                        await asyncio.sleep(0)  # the loop serves others between steps
+                elif namespace in self._loads:
+                    self._pending.setdefault(namespace, []).append((kind, again(change)))
+                # else: a load that starts later reads the rows as committed
 
     def _finished(self, namespace: str, task: asyncio.Task[NamespaceIndexes]) -> None:
         if self._loads.get(namespace) is task:
             del self._loads[namespace]
+            self._pending.pop(namespace, None)  # a failed load's: the next reads them anew
 
     def forget(self, namespace: str) -> None:
         """The namespace is gone or moved: drop its indexes and their files."""
         self._loaded.pop(namespace, None)
+        self._pending.pop(namespace, None)
         if (task := self._loads.pop(namespace, None)) is not None:
             task.cancel()
         if (path := self._path(namespace, "memories")) is not None:
@@ -194,7 +202,13 @@ class Indexes:
             if worth_saving and index.is_graph:
                 await self._save(namespace, kind, index)
         release_freed_memory()
-        indexes = self._loaded[namespace] = NamespaceIndexes(found["memories"], found["chunks"])
+        indexes = NamespaceIndexes(found["memories"], found["chunks"])
+        # Published only once nothing waits: no await between the last change and publishing.
+        while pending := self._pending.pop(namespace, None):
+            for kind, change in pending:
+                change.apply(indexes.memories if kind == "memories" else indexes.chunks)
+                await asyncio.sleep(0)
+        self._loaded[namespace] = indexes
         return indexes
 
     def _empty(self, rows: int) -> KindIndex:
