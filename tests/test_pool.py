@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ import aiohttp
 import numpy as np
 import pytest
 
+from smemd.cards.nodestate import pool_feeder
 from smemd.fleet.llama import LlamaClient
 from smemd.fleet.pool import Lane, Node, NoNode, Pool
 from tests.fakes.llama_server import FakeLlamaServer
@@ -134,6 +136,27 @@ async def test_a_killed_node_is_skipped_then_comes_back(fleet: Fleet) -> None:
     before = fake.calls["embeddings"]
     await asyncio.gather(*(embed(pool, "interactive") for _ in range(4)))
     assert fake.calls["embeddings"] > before
+
+
+async def test_a_probe_answered_after_a_newer_word_leaves_the_node_as_that_word_said(
+    fleet: Fleet,
+) -> None:
+    """The cards mark a node up while a probe sent while it was loading still waits: the probe's
+    late "loading" does not mark it down again; a probe sent after the word still counts."""
+    pool, fake = fleet.pool, fleet.fakes["node1"]
+    node = pool.nodes["node1"]
+    fake.loading_for = math.inf
+    await fake.stop()
+    await fake.start()
+    await pool.probe(node)
+    assert not node.healthy
+    late = asyncio.create_task(pool.probe(node))
+    await asyncio.sleep(0)  # sent, not answered
+    pool_feeder(pool)("node1", "up", "")  # as the cards say it
+    await late
+    assert node.healthy
+    await pool.probe(node)
+    assert not node.healthy and "loading" in node.last_error
 
 
 async def test_wait_drained_returns_when_in_flight_reaches_zero(fleet: Fleet) -> None:

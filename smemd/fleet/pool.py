@@ -49,8 +49,18 @@ class Node:
         self.in_flight: Counter[Lane] = Counter()
         self.failures = 0  # straight failures
         self.open_until = 0.0  # the circuit is open (no calls) until then, then a probe decides
-        self.healthy = True
+        self._healthy = True
+        self.verdicts = 0  # how many times health was said, by a probe or by the cards
         self.last_error = ""
+
+    @property
+    def healthy(self) -> bool:
+        return self._healthy
+
+    @healthy.setter
+    def healthy(self, healthy: bool) -> None:
+        self._healthy = healthy
+        self.verdicts += 1
 
     @property
     def busy(self) -> int:
@@ -141,14 +151,21 @@ class Pool:
         return True
 
     async def probe(self, node: Node) -> None:
-        """Ask each of the node's servers for /health; a success closes an open circuit."""
+        """Ask each of the node's servers for /health; a success closes an open circuit. An
+        answer is dropped if the node's health was said meanwhile (the cards saw it come up
+        while an older probe was still waiting on a server that was loading)."""
+        asked = node.verdicts
         try:
             for client in node.clients.values():
                 if not (await client.health()).is_ready:
                     raise LlamaUnavailable(node.name, "GET /health", "still loading")
         except LlamaError as err:
+            if node.verdicts != asked:
+                return
             node.healthy = False
             node.last_error = str(err)
+            return
+        if node.verdicts != asked:
             return
         if not node.healthy or node.open_until:
             log.info("node %s is back", node.name)
