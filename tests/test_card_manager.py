@@ -272,3 +272,28 @@ async def test_admin_actions_lend_poweroff_and_boot_feed_the_pool(tmp_path: Path
         assert [cards.node(f"node{k}").state for k in range(3)] == ["up"] * 3
         assert all(sim.state(k) == "net_device_ready" for k in range(3))
         assert pool.nodes["node0"].healthy and cards.node("node0").reboots == 1
+
+
+async def test_an_operation_that_fails_unexpectedly_leaves_its_node_down_and_watched(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error no step expected (a fault of smemd's own, here in dialling ssh) is logged and
+    the node is down, where the supervisor's ladder takes it up again, not "booting" forever."""
+    changes = Changes()
+    async with (
+        simulate(tmp_path) as sim,
+        manager(sim, tmp_path, boot="none", on_change=changes) as cards,
+    ):
+        real_link = cards.ctx.link
+
+        async def link(target: Target) -> Any:
+            monkeypatch.setattr(cards.ctx, "link", real_link)  # once
+            raise RuntimeError("an unforeseen fault")
+
+        monkeypatch.setattr(cards.ctx, "link", link)
+        await cards.boot("node0")  # the task ends without raising: nobody awaits an admin's
+        node0 = cards.node("node0")
+        assert node0.state == "down" and "unforeseen fault" in node0.last_error
+        await eventually(lambda: cards.node("node0").state == "up", within=15)
+        assert changes.of("node0")[:3] == ["off", "booting", "down"]
+        assert "booting" in changes.of("node0")[3:]  # the ladder rebooted it

@@ -298,9 +298,21 @@ class CardManager:
     ) -> asyncio.Task[None]:
         # At once, not when the task first runs: the supervisor and the views see the operation.
         self._enter(rec, "booting", "" if what == "boot" else what)
-        task = asyncio.create_task(work, name=f"cards {what} {rec.target.node}")
+        task = asyncio.create_task(
+            self._guarded(rec, work, what), name=f"cards {what} {rec.target.node}"
+        )
         rec.operation = task
         return task
+
+    async def _guarded(self, rec: NodeRecord, work: Coroutine[Any, Any, None], what: str) -> None:
+        """The operation, whose failures are its steps' to say (`_failed_op`); an error none of
+        them expected is logged and leaves the node down, for the supervisor's ladder, not
+        "booting" and unwatched until a restart."""
+        try:
+            await work
+        except Exception as err:
+            log.exception("node %s: %s failed", rec.target.node, what)
+            self._enter(rec, "down", f"{what}: {err!r}")
 
     def _enter(
         self, rec: NodeRecord, state: State, reason: str = "", *, force: bool = False
