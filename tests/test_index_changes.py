@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from smemd.engine.index import loading, per_namespace
-from smemd.engine.index.per_namespace import Indexes
+from smemd.engine.index.per_namespace import KINDS, Indexes
 from smemd.store.protocol import Store, Writer
 from smemd.store.records import IndexKind, Memory, NewMemory
 from tests.postgres import store_at
@@ -99,8 +99,9 @@ async def test_a_namespace_not_loaded_is_read_at_its_load_and_a_dropped_one_forg
 async def test_writes_committed_while_a_namespace_loads_reach_its_indexes_once(
     store: Store, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A load paused at each step (before and after each kind reads the store) while a write
-    commits: the published indexes hold every row exactly once, as the store does."""
+    """A load paused at each step (before each kind's catch-up reads the store, and once the
+    kind is loaded) while a write commits: the published indexes hold every row exactly once,
+    as the store does."""
     async with store.write() as writer:
         await insert(writer, 0)
     reached: asyncio.Queue[str] = asyncio.Queue()
@@ -114,27 +115,27 @@ async def test_writes_committed_while_a_namespace_loads_reach_its_indexes_once(
     real_catch_up, real_load_kind = loading.catch_up, per_namespace.load_kind
 
     async def catch_up(store: Store, namespace: str, kind: IndexKind, index: Any) -> int:
-        await pause(f"{kind} before reading")
+        await pause(f"{kind} before its catch-up")
         return await real_catch_up(store, namespace, kind, index)
 
     async def load_kind(
         store: Store, namespace: str, kind: IndexKind, *args: Any, **kw: Any
     ) -> Any:
         loaded = await real_load_kind(store, namespace, kind, *args, **kw)
-        await pause(f"{kind} read")
+        await pause(f"{kind} loaded")
         return loaded
 
     monkeypatch.setattr(loading, "catch_up", catch_up)
     monkeypatch.setattr(per_namespace, "load_kind", load_kind)
     indexes = Indexes(store, DIMENSION)
     load = asyncio.create_task(indexes.get("n"))
-    steps = ["memories before reading", "memories read", "chunks before reading", "chunks read"]
+    steps = [f"{kind} {when}" for kind in KINDS for when in ("before its catch-up", "loaded")]
     for i, step in enumerate(steps, start=1):
         assert await asyncio.wait_for(reached.get(), 10) == step
         async with indexes.writing() as (writer, changes):
             memory = await insert(writer, i)
             changes.add("n", "memories", [memory.seq], vector(i), [memory.text], [True])
-        if i == 2:  # and one change of a row the load has read: the first one forgotten
+        if i == 2:  # and a change to a row the catch-up has read: mem_1 forgotten
             async with indexes.writing() as (writer, changes):
                 await writer.set_forgotten("mem_1", 1.0, "test", 1.0)
                 changes.set_live("n", "memories", memory.seq - 1, False)
