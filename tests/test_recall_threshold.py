@@ -29,8 +29,9 @@ def best_similarity(results: list[dict[str, Any]], word: str) -> float:
 
 
 async def test_a_passage_bm25_finds_is_kept_above_its_cosine(running: Running) -> None:
-    for content in (LOG, BREAD):
-        await add(running, content=content)
+    # Days apart: turns of one session would each be read with the other (tests/test_turn_context).
+    for content, date in ((LOG, "2024-03-01T10:00:00Z"), (BREAD, "2024-03-05T10:00:00Z")):
+        await add(running, content=content, date=date)
     await settle(running)
     every = await search(running, QUESTION, threshold=0, limit=20)
     # What makes the test mean something: both cosines are under the threshold.

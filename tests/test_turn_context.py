@@ -125,6 +125,36 @@ async def test_turns_dated_by_message_are_a_session_until_a_long_silence(running
     assert "a" in await ranked(running, "in-order", "What got Melanie into running?", limit=3)
 
 
+async def test_undated_turns_are_read_with_the_turns_stored_before_them(running: Running) -> None:
+    """An agent that adds turns as they happen, without dates: each is read with the undated
+    turn stored before it. Its notes, which say no speaker, are nobody's context, and a dated
+    document is not an undated one's."""
+    question = "Caroline: Wow, what got you into running?"
+    answer = "Melanie: A friend dragged me out one cold morning and I never stopped."
+    after_note = "Melanie: Anyway, my kids love the beach in summer."
+    undated = [
+        {"content": question, "metadata": {"turn": "q"}},
+        {"content": answer, "metadata": {"turn": "a"}},
+        {"content": "Prefers dark mode in every editor.", "metadata": {"turn": "n1"}},
+        {"content": "Lives in Paris with two cats.", "metadata": {"turn": "n2"}},
+        {"content": after_note, "metadata": {"turn": "b"}},
+    ]
+    await add_all(running, "live", [turn("d", "Sam: Dated, and stored first.")])
+    for document in undated:  # one at a time, as they happen
+        await add_all(running, "live", [document])
+    contexts = await exported_chunks(running, "live")
+    assert contexts[question] == ""  # the dated turn before it is not in its session
+    assert contexts[answer] == question
+    assert contexts["Prefers dark mode in every editor."] == ""
+    assert contexts["Lives in Paris with two cats."] == ""
+    assert contexts[after_note] == ""  # a note came between
+    # A dated turn is read with dated turns alone, even after undated ones.
+    await add_all(running, "live", [turn("d2", "Sam: And a dated reply.")])
+    assert (await exported_chunks(running, "live"))["Sam: And a dated reply."] == (
+        "Sam: Dated, and stored first."
+    )
+
+
 async def test_a_message_that_goes_on_its_speaker_s_last_is_read_with_more(
     running: Running,
 ) -> None:

@@ -9,6 +9,7 @@ speaker; recall favours the turns of a speaker the query asks about.
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from smemd.store.records import Document
@@ -60,6 +61,15 @@ def goes_on(document: Document, previous: Document) -> bool:
     """Whether a document is its speaker's next turn after `previous`: a message of a burst."""
     speaker = speaker_of_document(document)
     return bool(speaker) and speaker_of_document(previous) == speaker
+
+
+def undated_turns(document: Document, before: list[Document]) -> list[Document]:
+    """Of the undated documents stored before an undated one (the last first), those it is read
+    with: the run of turns, when it is a turn itself. Turns say who speaks; an agent's notes
+    ("prefers dark mode") do not, and are not each other's context."""
+    if not speaker_of_document(document):
+        return []
+    return list(itertools.takewhile(lambda turn: bool(speaker_of_document(turn)), before))
 
 
 def _name_words(name: str) -> frozenset[str]:

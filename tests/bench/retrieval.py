@@ -135,9 +135,10 @@ def evidence_ids(raw: list[str], turns: set[str]) -> frozenset[str]:
     return frozenset(ids & turns)
 
 
-def load(path: Path, turn_seconds: float = 0.0) -> list[Conversation]:
+def load(path: Path, turn_seconds: float = 0.0, *, undated: bool = False) -> list[Conversation]:
     """The set's conversations, each turn dated by its session, or with `turn_seconds` by
-    message: that many seconds after the turn before it, from its session's date."""
+    message: that many seconds after the turn before it, from its session's date; `undated`:
+    none dated, as an agent adding turns as they happen may send them."""
     conversations = []
     for sample in json.loads(path.read_text()):
         talk = sample["conversation"]
@@ -150,13 +151,14 @@ def load(path: Path, turn_seconds: float = 0.0) -> list[Conversation]:
                 content = f"{turn['speaker']}: {turn['text']}"
                 if turn.get("blip_caption"):
                     content += f" [image: {turn['blip_caption']}]"
-                documents.append(
-                    {
-                        "content": content,
-                        "date": date,
-                        "metadata": {"dia_id": turn["dia_id"], "session": session},
-                    }
-                )
+                document = {
+                    "content": content,
+                    "date": date,
+                    "metadata": {"dia_id": turn["dia_id"], "session": session},
+                }
+                if undated:
+                    del document["date"]
+                documents.append(document)
         turns = {d["metadata"]["dia_id"] for d in documents}
         questions = []
         for qa in sample["qa"]:
@@ -300,6 +302,10 @@ def main() -> None:
         " dating each message does (default 0: every turn at its session's date)",
     )  # fmt: skip
     parser.add_argument(
+        "--undated", action="store_true",
+        help="send every turn without a date, as an agent adding turns as they happen may",
+    )  # fmt: skip
+    parser.add_argument(
         "--with-directives", action="store_true",
         help="each question followed by a directive on the answer's form, as a user's whole"
         " message (tests/bench/directives.py)",
@@ -310,7 +316,10 @@ def main() -> None:
         " run on SQLite, both lines printed",
     )  # fmt: skip
     args = parser.parse_args()
-    sets = {path.name.removesuffix(".json"): load(path, args.turn_seconds) for path in args.paths}
+    sets = {
+        path.name.removesuffix(".json"): load(path, args.turn_seconds, undated=args.undated)
+        for path in args.paths
+    }
     if args.with_directives:
         asked = [q for conversations in sets.values() for c in conversations for q in c.questions]
         for at, question in enumerate(asked):
@@ -321,6 +330,7 @@ def main() -> None:
     cut = f" threshold={args.threshold:g}" if args.threshold else ""
     cut += f" turn_seconds={args.turn_seconds:g}" if args.turn_seconds else ""
     cut += " with_directives" if args.with_directives else ""
+    cut += " undated" if args.undated else ""
     if args.store == "sqlite":
         for name, done in run(sets, config, args.state_dir, args.dump, args.threshold).items():
             print(done.line(name + cut))

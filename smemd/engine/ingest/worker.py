@@ -31,7 +31,7 @@ from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.engine.sessions import SESSION_GAP_S
-from smemd.engine.transcripts import goes_on
+from smemd.engine.transcripts import goes_on, undated_turns
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -303,6 +303,8 @@ class Worker:
             before = await reader.turns_before(
                 doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
             )
+        if doc.content_date is None:  # an agent's undated notes are not each other's context
+            before = undated_turns(doc, before)
         bursting = bool(before) and goes_on(doc, before[0])
         context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
         rows = [

@@ -41,23 +41,28 @@ class DocumentReads:
         """The documents of its namespace before it in its session, the last first, at most
         `limit`, each one's content cut to its first `chars` characters: the turns before, when
         documents are a conversation's turns dated by their session (the same instant, stored
-        before it) or by message (each dated at most `gap_s` after the one before)."""
-        date = document.content_date
-        if date is None:
-            return []
+        before it) or by message (each dated at most `gap_s` after the one before). An undated
+        document's are the undated ones stored before it, by when each was stored: the turns
+        an agent adds as they happen, without dates."""
+        dated = document.content_date is not None
+        column = "content_date" if dated else "created_at"
+        date = document.content_date if dated else document.created_at
+        assert date is not None
         rows = await self.db.execute_fetchall(
             f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents"
-            " WHERE namespace = ? AND content_date >= ? AND content_date <= ?"
-            " AND (content_date < ? OR seq < ?) ORDER BY content_date DESC, seq DESC LIMIT ?",
+            f" WHERE namespace = ? AND {column} >= ? AND {column} <= ?"
+            + ("" if dated else " AND content_date IS NULL")
+            + f" AND ({column} < ? OR seq < ?) ORDER BY {column} DESC, seq DESC LIMIT ?",
             [chars, document.namespace, date - limit * gap_s, date, date, document.seq, limit],
         )
         turns = []
         for turn in to_records(Document, list(rows)):
-            assert turn.content_date is not None  # the query's bounds
-            if date - turn.content_date > gap_s:
+            when = turn.content_date if dated else turn.created_at
+            assert when is not None  # the query's bounds
+            if date - when > gap_s:
                 break
             turns.append(turn)
-            date = turn.content_date
+            date = when
         return turns
 
     async def namespace(self, name: str) -> Namespace | None:
