@@ -9,7 +9,6 @@ speaker; recall favours the turns of a speaker the query asks about.
 
 from __future__ import annotations
 
-import itertools
 import re
 
 from smemd.store.records import Document
@@ -63,13 +62,11 @@ def goes_on(document: Document, previous: Document) -> bool:
     return bool(speaker) and speaker_of_document(previous) == speaker
 
 
-def undated_turns(document: Document, before: list[Document]) -> list[Document]:
-    """Of the undated documents stored before an undated one (the last first), those it is read
-    with: the run of turns, when it is a turn itself. Turns say who speaks; an agent's notes
-    ("prefers dark mode") do not, and are not each other's context."""
-    if not speaker_of_document(document):
-        return []
-    return list(itertools.takewhile(lambda turn: bool(speaker_of_document(turn)), before))
+def is_turn(document: Document) -> bool:
+    """Whether a document is a turn of a conversation: it says who speaks. An undated one is read
+    with the undated turns stored before it; an agent's notes ("prefers dark mode") say no
+    speaker and are read alone, as no one's context."""
+    return bool(speaker_of_document(document))
 
 
 def _name_words(name: str) -> frozenset[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -31,7 +32,7 @@ from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
 from smemd.engine.sessions import SESSION_GAP_S
-from smemd.engine.transcripts import goes_on, undated_turns
+from smemd.engine.transcripts import goes_on, is_turn
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
@@ -298,13 +299,17 @@ class Worker:
         pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
         # A turn of a conversation is read with the turn before it, which it answers (and a
-        # message that goes on its speaker's last with more of the turns before).
-        async with self.store.read() as reader:
-            before = await reader.turns_before(
-                doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
-            )
-        if doc.content_date is None:  # an agent's undated notes are not each other's context
-            before = undated_turns(doc, before)
+        # message that goes on its speaker's last with more of the turns before). Undated, only
+        # turns are read so, and only with the turns since the last note: an agent's undated
+        # notes are no one's context.
+        before: list[Document] = []
+        if doc.content_date is not None or is_turn(doc):
+            async with self.store.read() as reader:
+                before = await reader.turns_before(
+                    doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
+                )
+        if doc.content_date is None:
+            before = list(itertools.takewhile(is_turn, before))
         bursting = bool(before) and goes_on(doc, before[0])
         context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
         rows = [

@@ -44,21 +44,19 @@ class DocumentReads:
         before it) or by message (each dated at most `gap_s` after the one before). An undated
         document's are the undated ones stored before it, by when each was stored: the turns
         an agent adds as they happen, without dates."""
-        dated = document.content_date is not None
-        column = "content_date" if dated else "created_at"
-        date = document.content_date if dated else document.created_at
-        assert date is not None
+        if document.content_date is not None:
+            column, date, undated = "content_date", document.content_date, ""
+        else:
+            column, date, undated = "created_at", document.created_at, " AND content_date IS NULL"
         rows = await self.db.execute_fetchall(
             f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents"
-            f" WHERE namespace = ? AND {column} >= ? AND {column} <= ?"
-            + ("" if dated else " AND content_date IS NULL")
-            + f" AND ({column} < ? OR seq < ?) ORDER BY {column} DESC, seq DESC LIMIT ?",
+            f" WHERE namespace = ? AND {column} >= ? AND {column} <= ?{undated}"
+            f" AND ({column} < ? OR seq < ?) ORDER BY {column} DESC, seq DESC LIMIT ?",
             [chars, document.namespace, date - limit * gap_s, date, date, document.seq, limit],
         )
         turns = []
         for turn in to_records(Document, list(rows)):
-            when = turn.content_date if dated else turn.created_at
-            assert when is not None  # the query's bounds
+            when: float = getattr(turn, column)  # not None: the query's bounds
             if date - when > gap_s:
                 break
             turns.append(turn)
