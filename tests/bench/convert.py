@@ -9,6 +9,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
     python3 -m tests.bench.convert messages SRC OUT
     python3 -m tests.bench.convert reactions SRC OUT [--share S]
     python3 -m tests.bench.convert texting SRC OUT [--share S]
+    python3 -m tests.bench.convert qmsum SRC... OUT [--max-evidence E]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -36,6 +37,10 @@ yes") before about S of its changes of speaker, turns no question has for eviden
 `texting`: a set already in the LoCoMo format (SRC) with about S of its turns typed as people
 text: lower-case, without the apostrophes of contractions or a closing period, and shortened
 ("u", "bc", "bday", "idk"); evidence and questions stay (tests/bench/texting.py).
+
+`qmsum`: QMSum's meetings as they were spoken, a series' meetings a conversation, and the
+questions about what was said in them (tests/bench/qmsum.py); SRC is one or more of its
+directories of meetings.
 """
 
 from __future__ import annotations
@@ -53,6 +58,7 @@ from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
 from tests.bench.messages import messages
 from tests.bench.prefeval import prefeval
+from tests.bench.qmsum import qmsum
 from tests.bench.reactions import reactions
 from tests.bench.texting import texting
 
@@ -171,6 +177,12 @@ def main() -> None:
     text.add_argument("source", type=Path)
     text.add_argument("out", type=Path)
     text.add_argument("--share", type=float, default=0.5, help="turns typed as texts (0.5)")
+    meet = kinds.add_parser("qmsum", help="QMSum (directories of its meetings' files)")
+    meet.add_argument("sources", type=Path, nargs="+")
+    meet.add_argument("out", type=Path)
+    meet.add_argument(
+        "--max-evidence", type=int, default=30, help="a question's evidence turns at most (30)"
+    )
     args = parser.parse_args()
     if args.kind == "messages":
         samples = messages(json.loads(args.source.read_text()))
@@ -180,6 +192,8 @@ def main() -> None:
         samples = texting(json.loads(args.source.read_text()), args.share)
     elif args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
+    elif args.kind == "qmsum":
+        samples = qmsum(args.sources, args.max_evidence)
     elif args.kind == "prefeval":
         samples = prefeval(args.source, args.conversations, args.per_topic)
     else:
