@@ -51,6 +51,13 @@ def test_the_question_s_person_points_at_the_user_or_the_assistant() -> None:
     assert QuerySpeakers("Can you recommend a hotel for me?").roles == USER_ROLES
     assert QuerySpeakers("What did the assistant suggest?").wants(frozenset({"assistant"}))
     assert not QuerySpeakers("What did Melanie paint?").wants(frozenset({"caroline"}))
+    # Words like "the" and "am" in a speaker's name name nobody, unless they are all of it.
+    chair, minister = speaker_of("The Chair: order."), speaker_of("Vaughan Gething AM: yes.")
+    assert not QuerySpeakers("What did the minister say about students?").wants(chair)
+    assert QuerySpeakers("What did the chair rule?").wants(chair)
+    assert not QuerySpeakers("What am I allergic to?").wants(minister)
+    assert QuerySpeakers("What did Gething think of the plan?").wants(minister)
+    assert QuerySpeakers("What will Will bring?").wants(speaker_of("Will: the cake"))
 
 
 class Pair(NamedTuple):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 
+from smemd.engine.index.words import STOPWORDS
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.transcripts import WORD, speaker_of, speaker_of_document
 from smemd.store.records import Document
@@ -61,8 +62,12 @@ class QuerySpeakers:
             self.roles = frozenset()
 
     def wants(self, speaker: frozenset[str]) -> bool:
-        """Whether the query names this speaker, or its person points at their role."""
-        return not (self.names.isdisjoint(speaker) and self.roles.isdisjoint(speaker))
+        """Whether the query names this speaker, or its person points at their role. A word
+        like "the" or "am" names nobody: a meeting's "The Chair" or "Vaughan Gething AM" is
+        named by their other words, not by every question ("What did the minister say?"); a
+        name that is only such a word ("Will") is still named by it."""
+        named = speaker - STOPWORDS or speaker
+        return not (self.names.isdisjoint(named) and self.roles.isdisjoint(speaker))
 
 
 def passage_speaker(passage: Passage, documents: dict[str, Document]) -> frozenset[str]:
