@@ -8,7 +8,13 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from smemd.engine.recall.speakers import ASSISTANT_ROLES, USER_ROLES, QuerySpeakers
+from smemd.engine.recall.speakers import (
+    ASSISTANT_ROLES,
+    USER_ROLES,
+    QuerySpeakers,
+    may_name_someone,
+    without_speakers,
+)
 from smemd.engine.transcripts import speaker_of
 from tests.conftest import Running
 from tests.test_memory_api import add, first_text, search, settle
@@ -112,3 +118,44 @@ async def test_the_turn_of_the_speaker_a_question_asks_about_comes_first(
     # A question about neither leaves both in the list, in whatever order they score.
     results = await search(running, neutral, threshold=0)
     assert set(contents) <= {str(r.get("memory") or r.get("chunk")) for r in results}
+
+
+def test_a_query_s_vector_leaves_out_the_speakers_it_names() -> None:
+    speakers = [speaker_of("Caroline: hi"), speaker_of("The Chair: order"), frozenset({"user"})]
+    assert without_speakers("What did Caroline research?", speakers) == "What did research?"
+    assert without_speakers("Where did Caroline's sister go?", speakers) == "Where did sister go?"
+    assert without_speakers("What did the Chair rule?", speakers) == "What did the rule?"
+    # Only a name as the query writes one: capitalised; and never the whole query.
+    assert without_speakers("What did the user pick?", speakers) is None
+    assert without_speakers("What did the chair rule?", speakers) is None
+    assert without_speakers("Caroline?", speakers) is None
+    assert without_speakers("Where is Oscar?", speakers) is None
+    assert without_speakers("Where is Caroline?", []) is None
+    # Whether to look for speakers first: a capitalised word that is no small word.
+    assert may_name_someone("What did Caroline research?")
+    assert may_name_someone("Caroline's sister?")
+    assert not may_name_someone("What did I say about the lake?")
+    assert not may_name_someone("how do i undo a commit")
+
+
+async def test_a_question_that_names_a_speaker_finds_what_they_said_not_their_name(
+    running: Running,
+) -> None:
+    # Each of Caroline's turns opens with her name, and the question's vector was mostly that
+    # name: "I have been thinking about it a lot." came before the answer. BM25 finds no word of
+    # the question but her name in her turns, and the speaker signal lifts all of them alike.
+    turns = [
+        "Caroline: I have been thinking about it a lot.",
+        "Caroline: It means a lot to me.",
+        "Caroline: Let me know what you decide.",
+        "Caroline: I looked into adoption agencies last week.",
+        "Melanie: I went to a pottery class yesterday.",
+        "Melanie: Caroline, did you see the game?",
+    ]
+    for day, turn in enumerate(turns, start=1):  # a day apart: each its own session, alone
+        await add(running, content=turn, date=f"2024-05-{day:02d}T13:56:00")
+    await settle(running)
+    for question in ("How does Caroline want to grow her family?",
+                     "What did Caroline do about having kids?"):  # fmt: skip
+        first = await first_text(running, question, threshold=0)
+        assert "adoption agencies" in first, (question, first)

@@ -19,10 +19,11 @@ answer is usually in the words ("yesterday", "for three years"), not in the pass
 
 Who said a passage adds a third: a query that names its speaker, or between a user and an
 assistant points at them ("I", "you said"), favours it by `Fusion.speaker`
-(smemd.engine.recall.speakers). A request for something new ("what would you recommend…",
-"write a function…") favours what someone said they prefer, avoid or want done, by
-`Fusion.standing` (smemd.engine.recall.standing): a preference shares little with the request
-it should shape.
+(smemd.engine.recall.speakers). Such a query's vector leaves the speaker's name out: every
+turn of theirs opens with it, and a small embedder reads little else of a short question. A
+request for something new ("what would you recommend…", "write a function…") favours what
+someone said they prefer, avoid or want done, by `Fusion.standing`
+(smemd.engine.recall.standing): a preference shares little with the request it should shape.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import numpy as np
 
 from smemd.engine.dates.mentions import tells_time
 from smemd.engine.dates.windows import Windows, query_windows
-from smemd.engine.index.lookup import Hits, KindLookup, Lookups
+from smemd.engine.index.lookup import KindLookup, Lookups
 from smemd.engine.index.per_namespace import Indexes
 from smemd.engine.quiet import QuietClock
 from smemd.engine.recall.ordering import lift_sessions, sessions_of, spread
@@ -50,8 +51,14 @@ from smemd.engine.recall.scoring import (
     passage_date,
     passage_text,
 )
-from smemd.engine.recall.speakers import QuerySpeakers, passage_speaker
+from smemd.engine.recall.speakers import (
+    QuerySpeakers,
+    may_name_someone,
+    passage_speaker,
+    without_speakers,
+)
 from smemd.engine.recall.standing import asks_for_something_new, states_standing
+from smemd.engine.transcripts import speaker_of_document
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
@@ -93,6 +100,25 @@ class Gathered(NamedTuple):
     def at(self, query: Query) -> float:
         """The instant the query is asked at: its time travel's, else now."""
         return next((t for t in (query.as_of, query.as_of_recorded) if t is not None), self.now)
+
+
+class Rows(NamedTuple):
+    """The rows of a search's candidates, by seq, and their documents, by id."""
+
+    memories: dict[int, Memory]
+    chunks: dict[int, Chunk]
+    documents: dict[str, Document]
+
+
+NOTHING_READ = Rows({}, {}, {})
+
+
+class Side(NamedTuple):
+    """One kind of row a search looks in, and the rows it may see (None: every live one)."""
+
+    kind: str  # "m" memories, "c" chunks
+    lookup: KindLookup
+    among: set[int] | None
 
 
 class Candidate(NamedTuple):
@@ -153,23 +179,34 @@ class Recall:
 
     async def _gather(self, namespace: str, query: Query) -> Gathered:
         """The candidates, their cosines, and the rows they are (with the documents a passage
-        needs for its date)."""
+        needs for its date and its speaker)."""
         now = time.time()
         when = query_windows(query.text, now if query.as_of is None else query.as_of)
         lookups = await self.indexes.lookup(namespace, wait_s=LOAD_WAIT_S)
-        found = await self._candidates(namespace, query, lookups, now)
+        found, read = await self._candidates(namespace, query, lookups, now)
         await self._fill_cosines(found, found.vector, lookups)
+        rows = await self._rows(found, read)
+        return Gathered(
+            found, rows.memories, rows.chunks, rows.documents, when, QuerySpeakers(query.text),
+            asks_for_something_new(query.text), now,
+        )  # fmt: skip
+
+    async def _rows(self, found: Found, read: Rows = NOTHING_READ) -> Rows:
+        """The rows of the candidates, and their documents (those `read` are not read again)."""
+        memory_seqs, chunk_seqs = found.seqs("m"), found.seqs("c")
+        memories = {seq: read.memories[seq] for seq in memory_seqs if seq in read.memories}
+        chunks = {seq: read.chunks[seq] for seq in chunk_seqs if seq in read.chunks}
         async with self.store.read() as reader:
-            memories = await reader.memories_by_seq(found.seqs("m"))
-            chunks = await reader.chunks_by_seq(found.seqs("c"))
+            memories |= await reader.memories_by_seq([s for s in memory_seqs if s not in memories])
+            chunks |= await reader.chunks_by_seq([s for s in chunk_seqs if s not in chunks])
             # A passage's document gives its date and its speaker, a memory's as a chunk's.
             document_ids = {c.document_id for c in chunks.values()}
             document_ids |= {m.document_id for m in memories.values() if m.document_id}
-            documents = await reader.documents_by_id(list(document_ids))
-        return Gathered(
-            found, memories, chunks, documents, when, QuerySpeakers(query.text),
-            asks_for_something_new(query.text), now,
-        )  # fmt: skip
+            documents = {i: read.documents[i] for i in document_ids if i in read.documents}
+            documents |= await reader.documents_by_id(
+                [i for i in document_ids if i not in documents]
+            )
+        return Rows(memories, chunks, documents)
 
     async def _rerank(self, text: str, hits: list[Hit]) -> list[Hit]:
         """The top RERANK_TOP in the cross-encoder's order; the rest keep theirs below them."""
@@ -181,47 +218,82 @@ class Recall:
 
     async def _candidates(
         self, namespace: str, query: Query, lookups: Lookups, now: float
-    ) -> Found:
-        """The four candidate lists. Without a filter, time travel or the forgotten, each index
-        searches its live rows; with them, the store first says which rows the query may see,
-        while the query is embedded."""
-        depth = self.fusion.depth
+    ) -> tuple[Found, Rows]:
+        """The four candidate lists, and the rows already read to find them. Without a filter,
+        time travel or the forgotten, each index searches its live rows; with them, the store
+        first says which rows the query may see, while the query is embedded.
+
+        A query that may name someone (a capitalised word) is embedded without the names of
+        the speakers its BM25 candidates have (speakers.py: without_speakers), so its BM25
+        lists come first; any other is embedded at once, and its four lists searched together
+        (a store that searches itself answers them on four connections)."""
         restricted = (
             query.filter is not None or query.as_of is not None or query.as_of_recorded is not None
             or query.entity is not None
         )  # fmt: skip
-        sides: list[tuple[str, KindLookup, asyncio.Task[set[int]] | None]] = []
+        seeing: list[tuple[str, KindLookup, asyncio.Task[set[int]] | None]] = []
         if query.mode != "chunks":
             narrow = restricted or query.include_forgotten
             sees = self._memories_seen(namespace, query, now) if narrow else None
-            sides.append(("m", lookups.memories, asyncio.create_task(sees) if sees else None))
+            seeing.append(("m", lookups.memories, asyncio.create_task(sees) if sees else None))
         if query.mode != "memories":
             sees = self._chunks_seen(namespace, query, now) if restricted else None
-            sides.append(("c", lookups.chunks, asyncio.create_task(sees) if sees else None))
-        try:  # the model may be busy: the wait is the request's, within its deadline
-            vectors = await deadline.waiting(self.embedder.embed([query.text], kind="query"))
+            seeing.append(("c", lookups.chunks, asyncio.create_task(sees) if sees else None))
+        try:
+            read = NOTHING_READ
+            if may_name_someone(query.text):
+                sides = [Side(kind, lookup, await seen if seen else None)
+                         for kind, lookup, seen in seeing]  # fmt: skip
+                found = await self._by_words(query.text, sides, Found())
+                read = await self._rows(found)
+                speakers = (speaker_of_document(d) for d in read.documents.values())
+                unnamed = without_speakers(query.text, speakers) or query.text
+                found.vector = await self._embedded(unnamed)
+                await self._by_vector(sides, found)
+            else:
+                found = Found(vector=await self._embedded(query.text))
+                sides = [Side(kind, lookup, await seen if seen else None)
+                         for kind, lookup, seen in seeing]  # fmt: skip
+                await asyncio.gather(
+                    self._by_vector(sides, found), self._by_words(query.text, sides, found)
+                )
         except BaseException:
-            for _, _, seen in sides:
+            for _, _, seen in seeing:
                 if seen is not None:
                     seen.cancel()
             raise
-        found = Found(vector=vectors[0])
+        return found, read
 
-        async def side(lookup: KindLookup, seen: asyncio.Task[set[int]] | None) -> list[Hits]:
-            among = await seen if seen is not None else None
-            return list(await asyncio.gather(
-                lookup.nearest(found.vector, depth, among),
-                lookup.matching(query.text, depth, among),
-            ))  # fmt: skip
-
-        # A store that searches itself answers the four lists at once, on four connections.
-        lists = await asyncio.gather(*(side(lookup, seen) for _, lookup, seen in sides))
-        for (kind, _, _), (vector_hits, lexical_hits) in zip(sides, lists, strict=True):
-            if kind == "m":
-                found.memory_vector, found.memory_lexical = vector_hits, lexical_hits
+    async def _by_vector(self, sides: list[Side], found: Found) -> Found:
+        """`found` with its vector lists: the nearest rows to its vector on each side."""
+        depth = self.fusion.depth
+        lists = await asyncio.gather(
+            *(side.lookup.nearest(found.vector, depth, side.among) for side in sides)
+        )
+        for side, hits in zip(sides, lists, strict=True):
+            if side.kind == "m":
+                found.memory_vector = hits
             else:
-                found.chunk_vector, found.chunk_lexical = vector_hits, lexical_hits
+                found.chunk_vector = hits
         return found
+
+    async def _by_words(self, text: str, sides: list[Side], found: Found) -> Found:
+        """`found` with its BM25 lists for `text` on each side."""
+        depth = self.fusion.depth
+        lists = await asyncio.gather(
+            *(side.lookup.matching(text, depth, side.among) for side in sides)
+        )
+        for side, hits in zip(sides, lists, strict=True):
+            if side.kind == "m":
+                found.memory_lexical = hits
+            else:
+                found.chunk_lexical = hits
+        return found
+
+    async def _embedded(self, text: str) -> np.ndarray:
+        # The model may be busy: the wait is the request's, within its deadline.
+        vectors = await deadline.waiting(self.embedder.embed([text], kind="query"))
+        return vectors[0]
 
     async def _memories_seen(self, namespace: str, query: Query, now: float) -> set[int]:
         async with self.store.scan(namespace) as reader:

@@ -16,6 +16,7 @@ Benchmarks).
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from smemd.engine.index.words import STOPWORDS
 from smemd.engine.recall.scoring import Passage
@@ -68,6 +69,42 @@ class QuerySpeakers:
         name that is only such a word ("Will") is still named by it."""
         named = speaker - STOPWORDS or speaker
         return not (self.names.isdisjoint(named) and self.roles.isdisjoint(speaker))
+
+
+# A word as a query writes it, and its possessive ("Caroline's").
+_NAME_IN_QUERY = re.compile(r"\b([^\W\d_][^\W_]*)(?:['\u2019]s)?\b")
+
+
+def may_name_someone(query: str) -> bool:
+    """Whether the query has a word it writes capitalised that is not a small word ("What",
+    "I"): a name, perhaps a speaker's."""
+    return any(
+        word[0].isupper() and word.casefold() not in STOPWORDS
+        for word in (m.group(1) for m in _NAME_IN_QUERY.finditer(query))
+    )
+
+
+def without_speakers(query: str, speakers: Iterable[frozenset[str]]) -> str | None:
+    """The query without the names of these speakers, for its vector: None when it names none
+    of them (or is nothing but names).
+
+    A turn opens with its speaker ("Caroline: I researched adoption agencies"), and so what a
+    small embedder reads of a question that names them ("What did Caroline research?") is
+    mostly the name: it draws each of their turns, "Caroline: Thanks!" as much as the answer,
+    and the turns that address them. The name still says whose turns are wanted, through BM25
+    and the speaker signal; the vector is left to read what the question asks. A word is a
+    name only where the query writes it capitalised: a meeting's "User Interface" is named in
+    "what did User Interface suggest", not in "the user interface"."""
+    names = {word for speaker in speakers for word in speaker - STOPWORDS or speaker}
+    if not names:
+        return None
+
+    def kept(word: re.Match[str]) -> str:
+        name = word.group(1)
+        return "" if name[0].isupper() and name.casefold() in names else word.group(0)
+
+    left = " ".join(_NAME_IN_QUERY.sub(kept, query).split())
+    return left if left != " ".join(query.split()) and _NAME_IN_QUERY.search(left) else None
 
 
 def passage_speaker(passage: Passage, documents: dict[str, Document]) -> frozenset[str]:
