@@ -244,18 +244,20 @@ class Recall:
             if may_name_someone(query.text):
                 sides = [Side(kind, lookup, await seen if seen else None)
                          for kind, lookup, seen in seeing]  # fmt: skip
-                found = await self._by_words(query.text, sides, Found())
+                found = Found()
+                await self._lists(sides, found, "lexical", query.text)
                 read = await self._rows(found)
                 speakers = (speaker_of_document(d) for d in read.documents.values())
                 unnamed = without_speakers(query.text, speakers) or query.text
                 found.vector = await self._embedded(unnamed)
-                await self._by_vector(sides, found)
+                await self._lists(sides, found, "vector")
             else:
                 found = Found(vector=await self._embedded(query.text))
                 sides = [Side(kind, lookup, await seen if seen else None)
                          for kind, lookup, seen in seeing]  # fmt: skip
                 await asyncio.gather(
-                    self._by_vector(sides, found), self._by_words(query.text, sides, found)
+                    self._lists(sides, found, "vector"),
+                    self._lists(sides, found, "lexical", query.text),
                 )
         except BaseException:
             for _, _, seen in seeing:
@@ -264,31 +266,19 @@ class Recall:
             raise
         return found, read
 
-    async def _by_vector(self, sides: list[Side], found: Found) -> Found:
-        """`found` with its vector lists: the nearest rows to its vector on each side."""
+    async def _lists(
+        self, sides: list[Side], found: Found, by: Literal["vector", "lexical"], text: str = ""
+    ) -> None:
+        """Fills one pair of `found`'s lists: the rows nearest its vector, or BM25's for `text`,
+        on each side (Found's `memory_vector`, `chunk_lexical`, …)."""
         depth = self.fusion.depth
-        lists = await asyncio.gather(
-            *(side.lookup.nearest(found.vector, depth, side.among) for side in sides)
-        )
+        lists = await asyncio.gather(*(
+            side.lookup.nearest(found.vector, depth, side.among) if by == "vector"
+            else side.lookup.matching(text, depth, side.among)
+            for side in sides
+        ))  # fmt: skip
         for side, hits in zip(sides, lists, strict=True):
-            if side.kind == "m":
-                found.memory_vector = hits
-            else:
-                found.chunk_vector = hits
-        return found
-
-    async def _by_words(self, text: str, sides: list[Side], found: Found) -> Found:
-        """`found` with its BM25 lists for `text` on each side."""
-        depth = self.fusion.depth
-        lists = await asyncio.gather(
-            *(side.lookup.matching(text, depth, side.among) for side in sides)
-        )
-        for side, hits in zip(sides, lists, strict=True):
-            if side.kind == "m":
-                found.memory_lexical = hits
-            else:
-                found.chunk_lexical = hits
-        return found
+            setattr(found, f"{'memory' if side.kind == 'm' else 'chunk'}_{by}", hits)
 
     async def _embedded(self, text: str) -> np.ndarray:
         # The model may be busy: the wait is the request's, within its deadline.
