@@ -225,8 +225,9 @@ class Recall:
 
         A query that may name someone (a capitalised word) is embedded without the names of
         the speakers its BM25 candidates have (speakers.py: without_speakers), so its BM25
-        lists come first; any other is embedded at once, and its four lists searched together
-        (a store that searches itself answers them on four connections)."""
+        lists come first, and its embedding waits for them; any other is embedded at once, and
+        its four lists searched together (a store that searches itself answers them on four
+        connections)."""
         restricted = (
             query.filter is not None or query.as_of is not None or query.as_of_recorded is not None
             or query.entity is not None

@@ -63,12 +63,16 @@ class QuerySpeakers:
             self.roles = frozenset()
 
     def wants(self, speaker: frozenset[str]) -> bool:
-        """Whether the query names this speaker, or its person points at their role. A word
-        like "the" or "am" names nobody: a meeting's "The Chair" or "Vaughan Gething AM" is
-        named by their other words, not by every question ("What did the minister say?"); a
-        name that is only such a word ("Will") is still named by it."""
-        named = speaker - STOPWORDS or speaker
-        return not (self.names.isdisjoint(named) and self.roles.isdisjoint(speaker))
+        """Whether the query names this speaker, or its person points at their role."""
+        return not (self.names.isdisjoint(naming(speaker)) and self.roles.isdisjoint(speaker))
+
+
+def naming(speaker: frozenset[str]) -> frozenset[str]:
+    """The words of a speaker's name that name them. A word like "the" or "am" names nobody: a
+    meeting's "The Chair" or "Vaughan Gething AM" is named by their other words, not by every
+    question ("What did the minister say?"); a name that is only such a word ("Will") is still
+    named by it."""
+    return speaker - STOPWORDS or speaker
 
 
 # A word as a query writes it, and its possessive ("Caroline's").
@@ -95,7 +99,7 @@ def without_speakers(query: str, speakers: Iterable[frozenset[str]]) -> str | No
     and the speaker signal; the vector is left to read what the question asks. A word is a
     name only where the query writes it capitalised: a meeting's "User Interface" is named in
     "what did User Interface suggest", not in "the user interface"."""
-    names = {word for speaker in speakers for word in speaker - STOPWORDS or speaker}
+    names = {word for speaker in speakers for word in naming(speaker)}
     if not names:
         return None
 
