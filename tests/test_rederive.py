@@ -11,6 +11,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from smemd.engine import rederive
 from tests.conftest import Running, StartDaemon, config_with_tokens, token_table
 from tests.fakes.llama_server import FakeLlamaServer, Reply
 from tests.test_api import assert_error, call
@@ -181,3 +184,27 @@ async def test_a_model_that_does_not_answer_or_is_not_an_admin_s_is_refused(
         ) as response:  # without a model of its own: a writer's to start
             assert response.status == 200
         assert model.calls["chat"] == 0
+
+
+async def test_a_rederivation_copies_in_date_order_and_batches_leaving_out_the_retracted(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(rederive, "COPY_BATCH", 2)  # five documents make three commits
+    days = {"d0": "2024-03-05", "d1": "2024-03-01", "d2": "2024-03-04", "d3": "2024-03-02",
+            "d4": "2024-03-03"}  # fmt: skip
+    for caller_id, day in days.items():
+        await add(running, f"Note {caller_id}: the kite is {day}.", id=caller_id, date=day)
+    await settle(running)
+    status, body, _ = await call(running.unix, "POST", f"{NS}/document/d4/retract")
+    assert status == 200, body
+    status, started, _ = await call(running.unix, "POST", REDERIVE)
+    assert status == 200 and started["documents"] == 4, started
+    await ready(running)
+    status, listed, _ = await call(
+        running.unix, "POST",
+        "http://smemd/ns/people:rederive/list/documents?limit=100&sort=createdAt&order=asc",
+        json={},
+    )  # fmt: skip
+    assert status == 200, listed
+    # In the order they were stored: by date, across the commits (d1 d3 | d2 | d0).
+    assert [d["customId"] for d in listed["documents"]] == ["d1", "d3", "d2", "d0"]
