@@ -153,9 +153,14 @@ async def test_a_question_that_names_a_speaker_finds_what_they_said_not_their_na
         "Melanie: Caroline, did you see the game?",
     ]
     for day, turn in enumerate(turns, start=1):  # a day apart: each its own session, alone
-        await add(running, content=turn, date=f"2024-05-{day:02d}T13:56:00")
+        await add(
+            running, content=turn, date=f"2024-05-{day:02d}T13:56:00", metadata={"chat": "c1"}
+        )
     await settle(running)
+    # A filtered search learns her name is a speaker's while the store says what it may see.
+    mine = {"operator": "and", "operands": [{"field": "chat", "operator": "eq", "value": "c1"}]}
     for question in ("How does Caroline want to grow her family?",
                      "What did Caroline do about having kids?"):  # fmt: skip
-        first = await first_text(running, question, threshold=0)
-        assert "adoption agencies" in first, (question, first)
+        for narrowed in ({}, {"filter": mine}):
+            first = await first_text(running, question, threshold=0, **narrowed)
+            assert "adoption agencies" in first, (question, narrowed, first)
