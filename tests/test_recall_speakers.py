@@ -28,7 +28,9 @@ def test_a_speaker_is_a_short_name_and_a_colon_at_the_start() -> None:
     assert speaker_of("[2023-05-08 10:32] **Sam**: on my way") == {"sam"}
     assert speaker_of("**Sam:** on my way") == {"sam"}
     assert speaker_of("The Lord Of The Rings: x") == set()  # more than four words
-    assert speaker_of("Mary J: hi") == {"mary"}  # an initial names nobody
+    # An initial is kept: it tells apart speakers whose other words are the same.
+    assert speaker_of("Mary J: hi") == {"mary", "j"}
+    assert speaker_of("Speaker A: hi") != speaker_of("Speaker B: hi")
     for not_a_speaker in (
         "The plan for our Monday meeting: coffee.",  # a sentence before a colon
         "12:30 lunch with Sam",
@@ -64,6 +66,23 @@ def test_the_question_s_person_points_at_the_user_or_the_assistant() -> None:
     assert not QuerySpeakers("What am I allergic to?").wants(minister)
     assert QuerySpeakers("What did Gething think of the plan?").wants(minister)
     assert QuerySpeakers("What will Will bring?").wants(speaker_of("Will: the cake"))
+
+
+def test_a_query_wants_the_speakers_it_names_most_fully() -> None:
+    grads = [speaker_of(f"Grad {letter}: yes.") for letter in "AEF"]
+    professor = speaker_of("Professor B: no.")
+    wanted = QuerySpeakers("What did Grad E think of the corpus?", [*grads, professor])
+    assert [wanted.wants(grad) for grad in grads] == [False, True, False]
+    assert not wanted.wants(professor)
+    # Named by no initial, every grad is named alike; an initial alone names nobody.
+    assert all(QuerySpeakers("What did Grad students say?", grads).wants(g) for g in grads)
+    assert not QuerySpeakers("What is E?", grads).wants(grads[1])
+    assert not QuerySpeakers("Is A a letter?", [speaker_of("A: hi")]).wants(speaker_of("A: hi"))
+    # Both people a query names are wanted, however many others there are.
+    both = QuerySpeakers("Did Caroline and Melanie meet?", [frozenset({"caroline"}),
+                         frozenset({"melanie"}), frozenset({"jon"})])  # fmt: skip
+    assert both.wants(frozenset({"caroline"})) and both.wants(frozenset({"melanie"}))
+    assert not both.wants(frozenset({"jon"}))
 
 
 class Pair(NamedTuple):
@@ -164,3 +183,18 @@ async def test_a_question_that_names_a_speaker_finds_what_they_said_not_their_na
         for narrowed in ({}, {"filter": mine}):
             first = await first_text(running, question, threshold=0, **narrowed)
             assert "adoption agencies" in first, (question, narrowed, first)
+
+
+async def test_a_question_about_grad_e_finds_grad_e_not_every_grad(running: Running) -> None:
+    # A meeting's speakers share a word ("Grad A", "Grad E"): the one the question names in full
+    # is favoured, not every grad (the other grad's turn has the question's word "data").
+    turns = [
+        "Grad A: The data should be cleaned before we use it.",
+        "Grad E: We should record all of it again in the other room.",
+        "Professor B: Let us come back to that next week.",
+    ]
+    for turn in turns:
+        await add(running, content=turn, date="2024-05-02T10:00:00")
+    await settle(running)
+    first = await first_text(running, "What did Grad E want done with the data?", threshold=0)
+    assert first.startswith("Grad E:"), first

@@ -40,8 +40,10 @@ def said_text(text: str) -> str:
 
 
 def speaker_of(text: str) -> frozenset[str]:
-    """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}), else none.
-    Words of one letter are left out: an initial names nobody on its own."""
+    """The words of the speaker a text opens with ("Dr. Lee: …" -> {"dr", "lee"}, "Grad E: …" ->
+    {"grad", "e"}), else none. An initial is kept: it tells a meeting's Grad E from Grad A, a
+    transcript's Speaker A from Speaker B (smemd.engine.recall.speakers.naming says what names
+    someone)."""
     opening = speaker_line(text[:64])
     return _name_words(opening.group(1)) if opening is not None else frozenset()
 
@@ -70,4 +72,4 @@ def is_turn(document: Document) -> bool:
 
 
 def _name_words(name: str) -> frozenset[str]:
-    return frozenset(w for w in WORD.findall(name.casefold()) if len(w) > 1)
+    return frozenset(WORD.findall(name.casefold()))

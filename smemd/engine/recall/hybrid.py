@@ -58,7 +58,7 @@ from smemd.engine.recall.speakers import (
     without_speakers,
 )
 from smemd.engine.recall.standing import asks_for_something_new, states_standing
-from smemd.engine.transcripts import speaker_of_document
+from smemd.engine.transcripts import speaker_of, speaker_of_document
 from smemd.fleet.builtin import Embedder
 from smemd.store import deadline
 from smemd.store.protocol import Store
@@ -186,8 +186,9 @@ class Recall:
         found, read = await self._candidates(namespace, query, lookups, now)
         await self._fill_cosines(found, found.vector, lookups)
         rows = await self._rows(found, read)
+        speakers = QuerySpeakers(query.text, speakers_of(rows))
         return Gathered(
-            found, rows.memories, rows.chunks, rows.documents, when, QuerySpeakers(query.text),
+            found, rows.memories, rows.chunks, rows.documents, when, speakers,
             asks_for_something_new(query.text), now,
         )  # fmt: skip
 
@@ -365,6 +366,14 @@ class Recall:
                     hit = Hit(score=value, similarity=found.similarity("m", item.seq), memory=item)
                 hits.append(hit)
         return spread(hits, self.fusion.repeat, source_of)
+
+
+def speakers_of(rows: Rows) -> list[frozenset[str]]:
+    """Who said the candidates: their documents' speakers, and those a memory of no document
+    opens with (as passage_speaker reads them)."""
+    speakers = [speaker_of_document(d) for d in rows.documents.values()]
+    speakers += [speaker_of(m.text) for m in rows.memories.values() if not m.document_id]
+    return speakers
 
 
 def source_of(hit: Hit) -> str:

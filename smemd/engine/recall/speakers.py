@@ -48,11 +48,13 @@ def asks_what_was_said(folded: str) -> bool:
 
 class QuerySpeakers:
     """What a query says of speakers: the words a name is looked up in, and whose turns its
-    person points at in a conversation between a user and an assistant."""
+    person points at in a conversation between a user and an assistant. Given the speakers
+    of the passages it is ranked among, it wants those it names most fully: "Grad E" names
+    Grad E in two words and every other grad in one."""
 
-    __slots__ = ("names", "roles")
+    __slots__ = ("fullest", "names", "roles")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, speakers: Iterable[frozenset[str]] = ()) -> None:
         folded = text.casefold().replace("\u2019", "'")
         self.names = frozenset(WORD.findall(folded))
         if asks_what_was_said(folded):
@@ -61,18 +63,30 @@ class QuerySpeakers:
             self.roles = USER_ROLES
         else:
             self.roles = frozenset()
+        self.fullest = max(
+            (len(self.names & s) for s in set(speakers) if not self.names.isdisjoint(naming(s))),
+            default=0,
+        )
 
     def wants(self, speaker: frozenset[str]) -> bool:
-        """Whether the query names this speaker, or its person points at their role."""
-        return not (self.names.isdisjoint(naming(speaker)) and self.roles.isdisjoint(speaker))
+        """Whether the query names this speaker (as fully as any other), or its person points
+        at their role."""
+        if not self.roles.isdisjoint(speaker):
+            return True
+        return not self.names.isdisjoint(naming(speaker)) and len(self.names & speaker) >= (
+            self.fullest
+        )
 
 
 def naming(speaker: frozenset[str]) -> frozenset[str]:
     """The words of a speaker's name that name them. A word like "the" or "am" names nobody: a
     meeting's "The Chair" or "Vaughan Gething AM" is named by their other words, not by every
     question ("What did the minister say?"); a name that is only such a word ("Will") is still
-    named by it."""
-    return speaker - STOPWORDS or speaker
+    named by it. An initial alone names nobody ("What is E?"): it only tells apart those its
+    other words name ("Grad E", "Grad A"), and a name of initials alone ("A", "J. K.") is
+    named by none of its words."""
+    words = frozenset(w for w in speaker if len(w) > 1)
+    return words - STOPWORDS or words
 
 
 # A word as a query writes it, and its possessive ("Caroline's").
