@@ -42,6 +42,10 @@ class DaemonProcess:
         open_files: int | None = None,
     ) -> DaemonProcess:  # fmt: skip
         """`open_files`: the process's limit on open files, soft and hard (`ulimit -n`)."""
+        if wait:
+            # An addr file left by a daemon killed, or one still running on this state dir,
+            # would read as this one ready: a bench would then search the other daemon.
+            self.addr_file.unlink(missing_ok=True)
         args = self.args(extra)
         if open_files is not None:
             args = ["prlimit", f"--nofile={open_files}:{open_files}", *args]

@@ -60,6 +60,20 @@ def test_second_instance_on_the_same_state_dir_is_refused(
     assert get(f"http://{daemon_process.tcp}/v1/health") == 200
 
 
+def test_waiting_on_a_second_instance_fails_and_never_finds_the_first(
+    daemon_process: DaemonProcess, short_dir: Path
+) -> None:
+    # The first one's addr file must not read as the second one ready (a bench would then
+    # search the first daemon, whatever code it runs).
+    daemon_process.start()
+    second = DaemonProcess(short_dir)
+    second.log_file = short_dir / "second.log"
+    second.socket = short_dir / "other.sock"
+    with pytest.raises(AssertionError, match="smemd exited 1"):
+        second.start()
+    assert can_connect(daemon_process.socket)
+
+
 def test_stale_socket_from_a_crash_is_replaced(daemon_process: DaemonProcess) -> None:
     daemon_process.start()
     assert daemon_process.proc is not None
