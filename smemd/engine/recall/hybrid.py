@@ -249,8 +249,7 @@ class Recall:
                 found = Found()
                 await self._lists(sides, found, "lexical", query.text)
                 read = await self._rows(found)
-                speakers = (speaker_of_document(d) for d in read.documents.values())
-                unnamed = without_speakers(query.text, speakers) or query.text
+                unnamed = without_speakers(query.text, speakers_of(read)) or query.text
                 found.vector = await self._embedded(unnamed)
                 await self._lists(sides, found, "vector")
             else:
@@ -368,11 +367,11 @@ class Recall:
         return spread(hits, self.fusion.repeat, source_of)
 
 
-def speakers_of(rows: Rows) -> list[frozenset[str]]:
+def speakers_of(rows: Rows) -> set[frozenset[str]]:
     """Who said the candidates: their documents' speakers, and those a memory of no document
     opens with (as passage_speaker reads them)."""
-    speakers = [speaker_of_document(d) for d in rows.documents.values()]
-    speakers += [speaker_of(m.text) for m in rows.memories.values() if not m.document_id]
+    speakers = {speaker_of_document(d) for d in rows.documents.values()}
+    speakers |= {speaker_of(m.text) for m in rows.memories.values() if not m.document_id}
     return speakers
 
 

@@ -64,7 +64,7 @@ class QuerySpeakers:
         else:
             self.roles = frozenset()
         self.fullest = max(
-            (len(self.names & s) for s in set(speakers) if not self.names.isdisjoint(naming(s))),
+            (len(self.names & s) for s in speakers if not self.names.isdisjoint(naming(s))),
             default=0,
         )
 
