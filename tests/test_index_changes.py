@@ -15,9 +15,13 @@ from smemd.engine.index import loading, per_namespace
 from smemd.engine.index.per_namespace import KINDS, Indexes
 from smemd.store.protocol import Store, Writer
 from smemd.store.records import IndexKind, Memory, NewMemory
+from tests.conftest import Running
 from tests.postgres import store_at
+from tests.test_api import call
+from tests.test_memory_api import settle
 
 DIMENSION = 8
+TEXT = "Caroline: The lighthouse keeper painted the rowing boat a bright shade of red last spring."
 
 
 @pytest.fixture
@@ -149,3 +153,52 @@ async def test_writes_committed_while_a_namespace_loads_reach_its_indexes_once(
     assert keys.tolist() == seqs and len(seqs) == len(steps) + 1
     assert live.tolist() == stored_live == [True, False, True, True, True]
     assert len(loaded.memories.words) == len(seqs)
+
+
+async def test_a_document_embedded_while_its_namespace_loads_is_in_the_loaded_indexes(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ingest worker's own writes, through the daemon: a document's chunks get their vectors
+    while the namespace's load has read the store and not yet published. Its chunks must be in
+    the indexes recall searches (they were left out until the next start)."""
+    engine = running.daemon.state.engine
+    assert engine is not None
+    read = asyncio.Event()
+    go_on = asyncio.Event()
+    real_load_kind = per_namespace.load_kind
+
+    async def load_kind(store: Store, namespace: str, kind: IndexKind, *a: Any, **kw: Any) -> Any:
+        loaded = await real_load_kind(store, namespace, kind, *a, **kw)
+        if kind == "chunks":
+            read.set()
+            await go_on.wait()
+        return loaded
+
+    monkeypatch.setattr(per_namespace, "load_kind", load_kind)
+    load = asyncio.create_task(engine.indexes.get("n"))
+    await asyncio.wait_for(read.wait(), 10)
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/ns/n/document", json={"content": TEXT}
+    )
+    assert status == 200, body
+    # Ingest goes on to its vectors; its reconciling then waits for the load.
+    async with asyncio.timeout(30):
+        while not await stored_states(engine.store, "chunks"):
+            await asyncio.sleep(0.02)
+    assert engine.indexes.loaded("n") is None
+    go_on.set()
+    loaded = await asyncio.wait_for(load, 10)
+    await settle(running)
+
+    for kind, index in loaded.kinds().items():
+        keys, live = index.state()
+        assert (keys.tolist(), live.tolist()) == await stored_states(engine.store, kind), kind
+    assert len(loaded.chunks) >= 1
+
+
+async def stored_states(store: Store, kind: IndexKind) -> tuple[list[int], list[bool]] | None:
+    """The rows of namespace `n` an index of `kind` mirrors, and whether each is live; None
+    while there are none."""
+    async with store.read() as reader:
+        seqs, live = await reader.index_states("n", kind)
+    return (list(seqs), list(live)) if seqs else None

@@ -356,9 +356,12 @@ class Worker:
         self, writer: Writer, changes: IndexChanges, doc: Document,
         chunk_ids: Sequence[str] | None = None,
     ) -> None:  # fmt: skip
-        """The loaded index takes these chunks as written (None: every one with a vector); an
-        index not loaded reads them when it loads."""
-        if chunk_ids == [] or self.indexes.loaded(doc.namespace) is None:
+        """The indexes take these chunks as written, once the write commits (None: every one
+        with a vector). Recorded even when the namespace's indexes are not in memory: a load
+        may have read the store before this commit, and it applies what committed meanwhile
+        before it is published (per_namespace.py); for a namespace not loading, they are
+        dropped."""
+        if chunk_ids == []:
             return
         rows = await writer.chunk_index_rows_of(doc.id, chunk_ids or ())
         vectors = stack(rows.vectors, self.indexes.dimension)
