@@ -202,3 +202,40 @@ async def stored_states(store: Store, kind: IndexKind) -> tuple[list[int], list[
     async with store.read() as reader:
         seqs, live = await reader.index_states("n", kind)
     return (list(seqs), list(live)) if seqs else None
+
+
+async def test_a_search_waiting_for_a_load_when_its_namespace_is_removed_reads_what_is_left(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Removing a namespace ends its load; a search that waited for that load loads again and
+    answers from the store as it is now (its connection was dropped without a reply)."""
+    engine = running.daemon.state.engine
+    assert engine is not None
+    if engine.store.searches_itself:
+        pytest.skip("PostgreSQL answers searches itself: no index is loaded for one")
+    status, body, _ = await call(
+        running.unix, "POST", "http://smemd/ns/n/document", json={"content": TEXT}
+    )
+    assert status == 200, body
+    await settle(running)
+    engine.indexes.forget("n")  # in memory no longer, as after a start
+    read = asyncio.Event()
+    go_on = asyncio.Event()
+    real_load_kind = per_namespace.load_kind
+
+    async def load_kind(store: Store, namespace: str, kind: IndexKind, *a: Any, **kw: Any) -> Any:
+        loaded = await real_load_kind(store, namespace, kind, *a, **kw)
+        read.set()
+        await go_on.wait()
+        return loaded
+
+    monkeypatch.setattr(per_namespace, "load_kind", load_kind)
+    search = asyncio.create_task(
+        call(running.unix, "POST", "http://smemd/ns/n/search", json={"query": "rowing boat"})
+    )
+    await asyncio.wait_for(read.wait(), 10)
+    status, body, _ = await call(running.unix, "DELETE", "http://smemd/ns/n")
+    assert status == 200 and body["deletedDocumentsCount"] == 1, body
+    go_on.set()
+    status, body, _ = await asyncio.wait_for(search, 10)
+    assert status == 200 and body["results"] == [], body

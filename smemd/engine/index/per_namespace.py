@@ -103,22 +103,33 @@ class Indexes:
 
     async def get(self, namespace: str, *, wait_s: float | None = None) -> NamespaceIndexes:
         """The indexes, loading them if need be; past `wait_s` of loading, Unavailable."""
-        if (indexes := self._loaded.get(namespace)) is not None:
-            return indexes
-        # The load outlives the request that started it (its own task, shielded, made free of
-        # the request's deadline), which would otherwise be cut and leave the next to begin again.
-        with deadline.lifted():
-            task = self._loads.get(namespace)
-            if task is None:
+        try:
+            async with asyncio.timeout(wait_s):
+                while (indexes := self._loaded.get(namespace)) is None:
+                    load = self._load_task(namespace)
+                    try:
+                        return await asyncio.shield(load)
+                    except asyncio.CancelledError:
+                        # `forget` ends a load whose namespace went (removed, moved, imported
+                        # over): its waiters load what the store holds now. Only a cancel of
+                        # the waiter itself (a stop, the timeout) ends the wait.
+                        if not load.cancelled() or _cancelling():
+                            raise
+                return indexes
+        except TimeoutError:
+            raise loading_error(namespace) from None
+
+    def _load_task(self, namespace: str) -> asyncio.Task[NamespaceIndexes]:
+        """The namespace's load, started if none runs. It outlives the request that started it
+        (its own task, shielded, free of the request's deadline), which would otherwise be cut
+        and leave the next to begin again."""
+        if (task := self._loads.get(namespace)) is None:
+            with deadline.lifted():
                 task = self._loads[namespace] = asyncio.create_task(
                     self._load(namespace), name=f"index-load-{namespace}"
                 )
-                task.add_done_callback(lambda done: self._finished(namespace, done))
-            try:
-                async with asyncio.timeout(wait_s):
-                    return await asyncio.shield(task)
-            except TimeoutError:
-                raise loading_error(namespace) from None
+            task.add_done_callback(lambda done: self._finished(namespace, done))
+        return task
 
     async def lookup(self, namespace: str, *, wait_s: float | None = None) -> Lookups:
         """What searches the namespace: the store itself if it can (nothing is loaded), else
@@ -249,6 +260,12 @@ class Indexes:
         # Namespace names may hold any character: the folder is named by a hash of it.
         key = hashlib.blake2b(namespace.encode(), digest_size=10).hexdigest()
         return self.directory / key / kind
+
+
+def _cancelling() -> bool:
+    """Whether the running task is being cancelled (its own cancel, not one it awaited)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
 
 
 def loading_error(namespace: str) -> Unavailable:
