@@ -96,6 +96,12 @@ class Indexes:
         """How many namespaces are loading their indexes now."""
         return len(self._loads)
 
+    @property
+    def in_memory(self) -> bool:
+        """Whether searches read these indexes: not when the store searches itself (then none
+        is ever loaded, and the changes writes record go nowhere)."""
+        return not self.store.searches_itself
+
     def loaded(self, namespace: str) -> NamespaceIndexes | None:
         """The indexes if already in memory (a load in progress is not: it is published once
         it has caught up with the writes made meanwhile)."""
@@ -134,7 +140,7 @@ class Indexes:
     async def lookup(self, namespace: str, *, wait_s: float | None = None) -> Lookups:
         """What searches the namespace: the store itself if it can (nothing is loaded), else
         its indexes, loaded if need be (`get`)."""
-        if self.store.searches_itself:
+        if not self.in_memory:
             return Lookups(
                 StoreLookup(self.store, namespace, "memories"),
                 StoreLookup(self.store, namespace, "chunks"),

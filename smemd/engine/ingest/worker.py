@@ -357,11 +357,10 @@ class Worker:
         chunk_ids: Sequence[str] | None = None,
     ) -> None:  # fmt: skip
         """The indexes take these chunks as written, once the write commits (None: every one
-        with a vector). Recorded even when the namespace's indexes are not in memory: a load
-        may have read the store before this commit, and it applies what committed meanwhile
-        before it is published (per_namespace.py); for a namespace not loading, they are
-        dropped."""
-        if chunk_ids == []:
+        with a vector). Recorded even when the namespace's indexes are not loaded: a load may
+        have read the store before this commit, and it applies what committed meanwhile before
+        it is published (per_namespace.py); for a namespace not loading, they are dropped."""
+        if chunk_ids == [] or not self.indexes.in_memory:
             return
         rows = await writer.chunk_index_rows_of(doc.id, chunk_ids or ())
         vectors = stack(rows.vectors, self.indexes.dimension)
