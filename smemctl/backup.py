@@ -23,9 +23,7 @@ def backup_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def backup(client: Client, args: argparse.Namespace, out: TextIO) -> None:
-    waiting = Client(
-        client.socket_path, max(client.timeout, BACKUP_WAIT_S), url=client.url, token=client.token
-    )
+    waiting = client.waiting(BACKUP_WAIT_S)
     body = BackupRequest(to=str(args.dest.expanduser().absolute()))
     done, raw = waiting.post("/v1/backup", body, BackupReply)
     if args.json:

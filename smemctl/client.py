@@ -60,6 +60,11 @@ class Client:
         self.token = token
         self.where = url or str(socket_path)
 
+    def waiting(self, seconds: float) -> Client:
+        """The same daemon, waiting at least `seconds` for each reply: for a command whose
+        work grows with the store (a backup, an export), which the default wait would cut."""
+        return Client(self.socket_path, max(self.timeout, seconds), url=self.url, token=self.token)
+
     def _connection(self) -> http.client.HTTPConnection:
         if self.url is None:
             return UnixConnection(self.socket_path, self.timeout)
@@ -146,7 +151,7 @@ class Client:
                 f"permission denied on {self.socket_path} (is your user in the socket's group?)"
             ) from None
         except TimeoutError:
-            raise CallFailed(f"smemd did not answer within {self.timeout:.0f} s") from None
+            raise CallFailed(f"smemd did not answer within {self.timeout:g} s") from None
         except (OSError, http.client.HTTPException) as err:
             raise CallFailed(f"talking to smemd at {self.where}: {err}") from err
         finally:

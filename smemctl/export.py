@@ -72,9 +72,7 @@ class TailKeeper:
 
 def export(client: Client, args: argparse.Namespace, out: TextIO) -> None:
     packed = args.gzip or args.file.endswith(".gz")
-    waiting = Client(
-        client.socket_path, max(client.timeout, EXPORT_WAIT_S), url=client.url, token=client.token
-    )
+    waiting = client.waiting(EXPORT_WAIT_S)
     path = namespace_path(args) + "/export"
     to_stdout = args.file == "-"
     target = Path(args.file)

@@ -60,9 +60,7 @@ def import_export(client: Client, args: argparse.Namespace, out: TextIO) -> None
             raise CallFailed("--merge is for an smem export: --from adds documents, as any add")
         _import_foreign(client, args, out)
         return
-    waiting = Client(
-        client.socket_path, max(client.timeout, IMPORT_WAIT_S), url=client.url, token=client.token
-    )
+    waiting = client.waiting(IMPORT_WAIT_S)
     with contextlib.ExitStack() as stack:
         if args.file == "-":
             source: BinaryIO = sys.stdin.buffer

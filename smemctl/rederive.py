@@ -16,6 +16,9 @@ from smemctl.table import pairs
 from smemd.protocol.retraction import Rederived, RederiveRequest
 
 POLL_S = 0.5
+# Each reply walks the namespace whole (the start copies its documents, the diff reads both
+# memories, the apply swaps them in one transaction): at 100,000 documents, past the default wait.
+REDERIVE_WAIT_S = 3600.0
 
 
 def rederive_arguments(parser: argparse.ArgumentParser) -> None:
@@ -39,6 +42,7 @@ def rederive_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def rederive(client: Client, args: argparse.Namespace, out: TextIO) -> None:
+    client = client.waiting(REDERIVE_WAIT_S)
     path = namespace_path(args) + "/rederive"
     if args.llama_url and (args.apply or args.discard):
         raise CallFailed("--llama-url starts a re-derivation: not with --apply or --discard")
