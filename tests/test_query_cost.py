@@ -82,6 +82,34 @@ async def test_a_cancelled_read_gives_its_connection_back_stopped(database: Data
     assert await asyncio.wait_for(quick_query_on(database, "scan"), 2) < 2
 
 
+async def test_a_read_cut_off_with_a_statement_open_leaves_no_spoiled_connection(
+    database: Database,
+) -> None:
+    """A read cut off while a statement of its connection is open (a cursor with rows left, as
+    aiosqlite keeps that of a call it finished for a caller that had gone) and an interrupt
+    in force: every later query on that connection would answer `interrupted`. Reads after it
+    must work, and see what was written since."""
+    left_open: list[Any] = []
+
+    async def cut_off() -> None:
+        async with database.read() as reader:
+            left_open.append(await reader.execute("SELECT 1 UNION ALL SELECT 2"))
+            await reader.interrupt()
+            await asyncio.sleep(60)
+
+    task = asyncio.create_task(cut_off())
+    while not left_open:
+        await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    async with database.write() as writer:
+        await writer.execute("CREATE TABLE since (x)")
+    for _ in range(3):
+        async with asyncio.timeout(2), database.read() as reader:
+            assert await reader.execute_fetchall("SELECT count(*) FROM since") == [(0,)]
+
+
 async def test_waiting_for_a_connection_ends_at_the_deadline(database: Database) -> None:
     async with database.read():  # the only reader is taken
         started = time.monotonic()

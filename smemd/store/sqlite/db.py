@@ -12,7 +12,8 @@ the other:
 
 Under a request's deadline (smemd.store.deadline) waiting for a connection ends at the deadline,
 and a query running then, or begun after it on the same lease, is interrupted
-(`sqlite3_interrupt`): it answers TimedOut.
+(`sqlite3_interrupt`): it answers TimedOut. A reader whose lease is cut (its holder cancelled,
+or a read transaction left open) is stopped, closed and replaced by a new connection.
 """
 
 from __future__ import annotations
@@ -82,14 +83,20 @@ class Database:
             # active statement keeps an interrupt in force for every statement after it.
             await self._writer.execute_fetchall(pragma)
         applied = await migrate(self._writer)
-        uri = f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
         for pool, size in zip((self._readers, self._scanners), self._sizes, strict=True):
             for _ in range(size):
-                reader = await aiosqlite.connect(uri, uri=True, isolation_level=None)
-                await reader.execute_fetchall("PRAGMA busy_timeout = 5000")
-                self._all_readers.append(reader)
-                pool.put_nowait(reader)
+                pool.put_nowait(await self._connect_reader())
         return applied
+
+    async def _connect_reader(self) -> aiosqlite.Connection:
+        reader = await aiosqlite.connect(self._read_only_uri, uri=True, isolation_level=None)
+        self._all_readers.append(reader)  # from now on, `close` closes it
+        await reader.execute_fetchall("PRAGMA busy_timeout = 5000")
+        return reader
+
+    @property
+    def _read_only_uri(self) -> str:
+        return f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
 
     async def close(self) -> None:
         for chore in list(self._chores):
@@ -141,9 +148,10 @@ class Database:
         """`VACUUM INTO` a new file: one read transaction, so one moment, and in WAL mode the
         writer goes on meanwhile. On a connection of its own, so searches keep their readers.
         The sizes are counted in the new file, so they are of the same moment."""
-        uri = f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
         try:
-            async with aiosqlite.connect(uri, uri=True, isolation_level=None) as reader:
+            async with aiosqlite.connect(
+                self._read_only_uri, uri=True, isolation_level=None
+            ) as reader:
                 await reader.execute_fetchall("PRAGMA busy_timeout = 5000")
                 await reader.execute_fetchall("VACUUM INTO ?", [str(into)])
             written = f"file:{urllib.parse.quote(str(into))}?mode=ro"
@@ -204,7 +212,7 @@ class Database:
             if idle:
                 pool.put_nowait(reader)
             else:
-                self._chore(self._settle(reader, pool))
+                self._chore(self._replace(reader, pool))
 
     def _interrupt(self, reader: aiosqlite.Connection, lease_over: asyncio.Event) -> None:
         self._chore(self._interrupting(reader, lease_over))
@@ -219,18 +227,37 @@ class Database:
                 async with asyncio.timeout(0.02):
                     await lease_over.wait()
 
-    async def _settle(self, reader: aiosqlite.Connection, pool: Pool) -> None:
-        """Stop what the reader still runs, then give it back once its thread is free."""
-        probe = asyncio.ensure_future(reader.execute("SELECT 1"))  # queued behind it
-        while not probe.done():
-            await reader.interrupt()  # again: the query may have started after the last one
-            await asyncio.wait({probe}, timeout=0.05)
+    async def _replace(self, reader: aiosqlite.Connection, pool: Pool) -> None:
+        """Stop what the reader still runs, close it, and give the pool a new connection in
+        its place. A reader whose lease was cut is never used again: a call it finished for a
+        caller that had gone may leave a statement open on it that nothing resets (aiosqlite's
+        thread keeps the last result it handed over, here a cursor with rows left), and while a
+        statement is open every interrupt stays in force: each later query on it would fail,
+        `interrupted`, for as long as the daemon runs."""
+        self._all_readers.remove(reader)  # closed here, not by `close`
+        closing = asyncio.ensure_future(reader.close())  # queued behind what it runs
+        try:
+            while not closing.done():
+                with contextlib.suppress(ValueError):  # closed meanwhile
+                    await reader.interrupt()
+                await asyncio.wait({closing}, timeout=0.05)
+        finally:  # also when the store closes meanwhile: the close goes on, unhindered
+            if not closing.done():
+                with contextlib.suppress(ValueError):
+                    await reader.interrupt()
         with contextlib.suppress(Exception):
-            probe.result()
-        if reader.in_transaction:
-            with contextlib.suppress(Exception):
-                await reader.execute("ROLLBACK")
-        pool.put_nowait(reader)
+            closing.result()
+        pause = 0.1
+        while True:
+            try:
+                fresh = await self._connect_reader()
+            except sqlite3.Error as err:  # a failing disk: the pool is one short until it opens
+                log.warning("store: cannot open a reader: %s; again in %.1f s", err, pause)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 5.0)
+            else:
+                pool.put_nowait(fresh)
+                return
 
     def _chore(self, work: Coroutine[Any, Any, None]) -> None:
         task = asyncio.create_task(work)
