@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pytest
 
+from smemd.engine.core import Engine
 from smemd.engine.index import loading, per_namespace
 from smemd.engine.index.per_namespace import KINDS, Indexes
 from smemd.store.protocol import Store, Writer
@@ -21,7 +22,6 @@ from tests.test_api import call
 from tests.test_memory_api import settle
 
 DIMENSION = 8
-SEARCHES_ITSELF = "the store answers searches itself: no namespace's indexes are loaded"
 TEXT = "Caroline: The lighthouse keeper painted the rowing boat a bright shade of red last spring."
 
 
@@ -162,24 +162,10 @@ async def test_a_document_embedded_while_its_namespace_loads_is_in_the_loaded_in
     """The ingest worker's own writes, through the daemon: a document's chunks get their vectors
     while the namespace's load has read the store and not yet published. Its chunks must be in
     the indexes recall searches (they were left out until the next start)."""
-    engine = running.daemon.state.engine
-    assert engine is not None
-    if not engine.indexes.in_memory:
-        pytest.skip(SEARCHES_ITSELF)
-    read = asyncio.Event()
-    go_on = asyncio.Event()
-    real_load_kind = per_namespace.load_kind
-
-    async def load_kind(store: Store, namespace: str, kind: IndexKind, *a: Any, **kw: Any) -> Any:
-        loaded = await real_load_kind(store, namespace, kind, *a, **kw)
-        if kind == "chunks":
-            read.set()
-            await go_on.wait()
-        return loaded
-
-    monkeypatch.setattr(per_namespace, "load_kind", load_kind)
+    engine = engine_with_loads(running)
+    held = HeldLoads(monkeypatch)
     load = asyncio.create_task(engine.indexes.get("n"))
-    await asyncio.wait_for(read.wait(), 10)
+    await asyncio.wait_for(held.read.wait(), 10)
     status, body, _ = await call(
         running.unix, "POST", "http://smemd/ns/n/document", json={"content": TEXT}
     )
@@ -189,7 +175,7 @@ async def test_a_document_embedded_while_its_namespace_loads_is_in_the_loaded_in
         while not await stored_states(engine.store, "chunks"):
             await asyncio.sleep(0.02)
     assert engine.indexes.loaded("n") is None
-    go_on.set()
+    held.go_on.set()
     loaded = await asyncio.wait_for(load, 10)
     await settle(running)
 
@@ -212,33 +198,50 @@ async def test_a_search_waiting_for_a_load_when_its_namespace_is_removed_reads_w
 ) -> None:
     """Removing a namespace ends its load; a search that waited for that load loads again and
     answers from the store as it is now (its connection was dropped without a reply)."""
-    engine = running.daemon.state.engine
-    assert engine is not None
-    if not engine.indexes.in_memory:
-        pytest.skip(SEARCHES_ITSELF)
+    engine = engine_with_loads(running)
     status, body, _ = await call(
         running.unix, "POST", "http://smemd/ns/n/document", json={"content": TEXT}
     )
     assert status == 200, body
     await settle(running)
     engine.indexes.forget("n")  # in memory no longer, as after a start
-    read = asyncio.Event()
-    go_on = asyncio.Event()
-    real_load_kind = per_namespace.load_kind
-
-    async def load_kind(store: Store, namespace: str, kind: IndexKind, *a: Any, **kw: Any) -> Any:
-        loaded = await real_load_kind(store, namespace, kind, *a, **kw)
-        read.set()
-        await go_on.wait()
-        return loaded
-
-    monkeypatch.setattr(per_namespace, "load_kind", load_kind)
+    held = HeldLoads(monkeypatch)
     search = asyncio.create_task(
         call(running.unix, "POST", "http://smemd/ns/n/search", json={"query": "rowing boat"})
     )
-    await asyncio.wait_for(read.wait(), 10)
+    await asyncio.wait_for(held.read.wait(), 10)
     status, body, _ = await call(running.unix, "DELETE", "http://smemd/ns/n")
     assert status == 200 and body["deletedDocumentsCount"] == 1, body
-    go_on.set()
+    held.go_on.set()
     status, body, _ = await asyncio.wait_for(search, 10)
     assert status == 200 and body["results"] == [], body
+
+
+def engine_with_loads(running: Running) -> Engine:
+    """The daemon's engine, if it loads namespaces' indexes (else the test is skipped)."""
+    engine = running.daemon.state.engine
+    assert engine is not None
+    if not engine.indexes.in_memory:
+        pytest.skip("the store answers searches itself: no namespace's indexes are loaded")
+    return engine
+
+
+class HeldLoads:
+    """Every namespace load, held once it has read the store (its last kind, chunks) until
+    `go_on` is set: `read` says one got there."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.read = asyncio.Event()
+        self.go_on = asyncio.Event()
+        real_load_kind = per_namespace.load_kind
+
+        async def load_kind(
+            store: Store, namespace: str, kind: IndexKind, *a: Any, **kw: Any
+        ) -> Any:
+            loaded = await real_load_kind(store, namespace, kind, *a, **kw)
+            if kind == "chunks":
+                self.read.set()
+                await self.go_on.wait()
+            return loaded
+
+        monkeypatch.setattr(per_namespace, "load_kind", load_kind)
