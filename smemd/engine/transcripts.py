@@ -58,6 +58,23 @@ def speaker_of_document(document: Document) -> frozenset[str]:
     return speaker_of(document.content)
 
 
+def turns_of(text: str, speakers: frozenset[str]) -> list[tuple[str, str]]:
+    """(the speaker's opening, what they said) for each turn of a text: it opens one when it
+    opens with a speaker, and so does each line that opens with one of `speakers` and a colon
+    (a chat log's, as smemd.engine.ingest.chat_logs writes it); text before the first is said
+    by no one known."""
+    opening = speaker_line(text[:64])
+    first, rest = (opening.group(0), text[opening.end() :]) if opening else ("", text)
+    turns: list[tuple[str, list[str]]] = [(first, [])]
+    for line in rest.split("\n"):
+        name, colon, said = line.partition(": ")
+        if colon and name in speakers:
+            turns.append((name + colon, [said]))
+        else:
+            turns[-1][1].append(line)
+    return [(prefix, "\n".join(said)) for prefix, said in turns]
+
+
 def goes_on(document: Document, previous: Document) -> bool:
     """Whether a document is its speaker's next turn after `previous`: a message of a burst."""
     speaker = speaker_of_document(document)

@@ -8,8 +8,9 @@ of ../shared/bench/locomo-dev.json, and asks each question (retrieval.py's: evid
 category 5 left out) twice on the same data: with memorybench's v4 body and with the equivalent
 v5 `/ns/{ns}/search` body.
 
-A result counts for the turns its text overlaps in its session's content (a memory or a chunk is
-a span of that content here); recall@10 is retrieval.py's any@10: at least one evidence turn in
+A result counts for the turns its text overlaps in its session's content, or, when it is no span
+of it, for the message whose text holds what it says (smem reads the JSON as turns: a chunk is a
+message, "Caroline: …", or a piece of one, a memory a fact of one); recall@10 is retrieval.py's any@10: at least one evidence turn in
 the first ten results. Prints one line; `diff` is v4 minus v5, and should be 0 (v4 is a
 translation of v5, not a second engine). `v4_with_chunks@10` counts under each v4 result the
 chunks `include.chunks` puts there too (what memorybench's answering model reads; v5 has no such
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from smemd.engine.transcripts import said_text
 from tests.bench.retrieval import (
     DEFAULT_PATH,
     Conversation,
@@ -50,6 +52,8 @@ class Session:
     content: str
     date: str
     turns: dict[str, tuple[int, int]]  # dia_id -> where its text is in `content`
+    # What each turn says, as smem reads it (smemd.engine.ingest.chat_logs: a turn a message).
+    said: dict[str, str]
 
 
 def sessions_of(sample: dict[str, Any]) -> list[Session]:
@@ -76,7 +80,13 @@ def sessions_of(sample: dict[str, Any]) -> list[Session]:
             at = content.index(needle, at)
             spans[turn["dia_id"]] = (at, at + len(needle))
             at += len(needle)
-        found.append(Session(f"{sample['sample_id']}-session_{n}", content, when + ".000Z", spans))
+        # The text of each message as the JSON carries it, the provider's escaping and all.
+        said = {
+            t["dia_id"]: json.loads(_js_json(m["content"]))
+            for t, m in zip(turns, messages, strict=True)
+        }
+        session_id = f"{sample['sample_id']}-session_{n}"
+        found.append(Session(session_id, content, when + ".000Z", spans, said))
         n += 1
     return found
 
@@ -139,6 +149,11 @@ def turns_of(text: str, session_id: str, sessions: dict[str, Session]) -> list[s
         if at >= 0:
             end = at + len(text)
             return [d for d, (s, e) in session.turns.items() if s < end and at < e]
+        # A message read as a turn ("Caroline: …", or a piece of a long one), or a fact of it.
+        said = said_text(text)
+        for turn, message in session.said.items():
+            if said and said in message:
+                return [turn]
     return None
 
 

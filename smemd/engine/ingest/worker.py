@@ -24,7 +24,7 @@ from smemd.config import IngestConfig
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.ingest import chunking
+from smemd.engine.ingest import chat_logs, chunking
 from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
@@ -295,8 +295,9 @@ class Worker:
         )  # fmt: skip
 
     async def _chunk(self, job: Job, doc: Document) -> tuple[Job, Document]:
-        # A 9 MB document takes a second or so to cut: off the loop, which serves everyone.
-        pieces = await asyncio.to_thread(chunking.chunk_text, doc.content)
+        # A 9 MB document takes a second or so to cut: off the loop, which serves everyone. A
+        # chat log sent as JSON is cut a message at a time (chat_logs).
+        pieces = await asyncio.to_thread(_cut, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
         # A turn of a conversation is read with the turn before it, which it answers (and a
         # message that goes on its speaker's last with more of the turns before). Undated, only
@@ -313,8 +314,10 @@ class Worker:
         bursting = bool(before) and goes_on(doc, before[0])
         context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
         rows = [
-            (new_id("chk"), c.position, " > ".join(c.heading_path), c.text, context) for c in pieces
-        ]
+            (new_id("chk"), c.position, " > ".join(c.heading_path), c.text,
+             context if own is None else own)
+            for c, own in pieces
+        ]  # fmt: skip
 
         async def work(writer: Writer, changes: IndexChanges) -> None:
             removed = await writer.replace_chunks(doc, rows, now())
@@ -411,6 +414,16 @@ class Worker:
             self.retried.add(job.phase)
         if not final:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
+
+
+def _cut(content: str) -> list[tuple[chunking.Chunk, str | None]]:
+    """The content's chunks, each with its own context when it is a chat log's message (None:
+    its document's)."""
+    cut: list[tuple[chunking.Chunk, str | None]] = []
+    for piece in chat_logs.pieces(content):
+        for chunk in chunking.chunk_text(piece.text):
+            cut.append((msgspec.structs.replace(chunk, position=len(cut)), piece.context))
+    return cut
 
 
 async def check_current(writer: Writer, job: Job, owner: str) -> Document:

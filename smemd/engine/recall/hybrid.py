@@ -53,7 +53,9 @@ from smemd.engine.recall.scoring import (
 )
 from smemd.engine.recall.speakers import (
     QuerySpeakers,
+    chunk_speaker,
     may_name_someone,
+    passage_source,
     passage_speaker,
     without_speakers,
 )
@@ -78,6 +80,7 @@ class Hit(msgspec.Struct, kw_only=True):
     memory: Memory | None = None
     chunk: Chunk | None = None
     document: Document | None = None  # a chunk's document
+    source: str = ""  # what its further results follow others' best in (speakers.passage_source)
 
 
 # What a search serves: a search route, ask or compress, a profile's bucket, a graph's seeds,
@@ -351,36 +354,34 @@ class Recall:
         relevance = score.relevance(signals).tolist()
         hits: list[Hit] = []
         for passage, base, relevant in zip(passages, bases, relevance, strict=True):
+            source = passage_source(passage, gathered.documents)
             for item in score.members(passage, query.threshold, relevant):
                 value = base
                 if isinstance(item, Chunk):
                     hit = Hit(
                         score=value, similarity=found.similarity("c", item.seq), chunk=item,
-                        document=gathered.documents.get(item.document_id),
+                        document=gathered.documents.get(item.document_id), source=source,
                     )  # fmt: skip
                 else:
                     if query.half_life_days > 0:
                         age_days = max(0.0, at - (item.event_at or item.created_at)) / DAY
                         value *= 0.5 ** (age_days / query.half_life_days)
-                    hit = Hit(score=value, similarity=found.similarity("m", item.seq), memory=item)
+                    hit = Hit(
+                        score=value, similarity=found.similarity("m", item.seq), memory=item,
+                        source=source,
+                    )  # fmt: skip
                 hits.append(hit)
-        return spread(hits, self.fusion.repeat, source_of)
+        return spread(hits, self.fusion.repeat, lambda hit: hit.source)
 
 
 def speakers_of(rows: Rows) -> set[frozenset[str]]:
-    """Who said the candidates: their documents' speakers, and those a memory of no document
-    opens with (as passage_speaker reads them)."""
+    """Who said the candidates: their documents' speakers, those their chunks open with in a
+    document that names none, and those a memory of no document opens with (as
+    passage_speaker reads them)."""
     speakers = {speaker_of_document(d) for d in rows.documents.values()}
+    speakers |= {chunk_speaker(c, rows.documents.get(c.document_id)) for c in rows.chunks.values()}
     speakers |= {speaker_of(m.text) for m in rows.memories.values() if not m.document_id}
     return speakers
-
-
-def source_of(hit: Hit) -> str:
-    """The document a result came from (a memory of none: the memory itself)."""
-    if hit.chunk is not None:
-        return hit.chunk.document_id
-    assert hit.memory is not None
-    return hit.memory.document_id or hit.memory.id
 
 
 def _text_of(hit: Hit) -> str:

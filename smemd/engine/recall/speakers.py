@@ -21,7 +21,7 @@ from collections.abc import Iterable
 from smemd.engine.index.words import STOPWORDS
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.transcripts import WORD, speaker_of, speaker_of_document
-from smemd.store.records import Document
+from smemd.store.records import Chunk, Document
 
 USER_ROLES = frozenset({"user", "human"})
 ASSISTANT_ROLES = frozenset({"assistant", "ai"})
@@ -126,12 +126,32 @@ def without_speakers(query: str, speakers: Iterable[frozenset[str]]) -> str | No
 
 
 def passage_speaker(passage: Passage, documents: dict[str, Document]) -> frozenset[str]:
-    """A passage's speaker: its document's, else (a memory whose document the search did not
-    read) the one its memory opens with, as a fact read from a turn's first sentence does."""
+    """A passage's speaker: its document's; else the one its chunk opens with, as a turn of a
+    transcript sent whole does (a chat log is chunked a message at a time: chat_logs.py); else,
+    for a memory whose document the search did not read, the one the memory opens with, as a
+    fact read from a turn does."""
     if passage.chunk is not None:
-        document_id: str | None = passage.chunk.document_id
-        fallback = passage.chunk.text
-    else:
-        document_id, fallback = passage.memories[0].document_id, passage.memories[0].text
-    document = documents.get(document_id) if document_id else None
-    return speaker_of_document(document) if document is not None else speaker_of(fallback)
+        return chunk_speaker(passage.chunk, documents.get(passage.chunk.document_id))
+    memory = passage.memories[0]
+    document = documents.get(memory.document_id) if memory.document_id else None
+    return speaker_of_document(document) if document is not None else speaker_of(memory.text)
+
+
+def chunk_speaker(chunk: Chunk, document: Document | None) -> frozenset[str]:
+    """A chunk's speaker: its document's, else the one it opens with."""
+    own = speaker_of_document(document) if document is not None else frozenset()
+    return own or speaker_of(chunk.text)
+
+
+def passage_source(passage: Passage, documents: dict[str, Document]) -> str:
+    """What a passage counts as one source of, whose further results follow others' best: its
+    document; a turn of a transcript sent whole (a chunk that opens with its speaker, in a
+    document that names none), its chunk, as if the turn had been sent alone; a memory of no
+    chunk, itself if it has no document."""
+    if passage.chunk is not None:
+        document_id = passage.chunk.document_id
+        document = documents.get(document_id)
+        unnamed = document is not None and not speaker_of_document(document)
+        return passage.chunk.id if unnamed and speaker_of(passage.chunk.text) else document_id
+    memory = passage.memories[0]
+    return memory.document_id or memory.id

@@ -1,0 +1,129 @@
+"""A chat log sent as JSON, read as the turns it holds.
+
+Clients store conversations as the messages their model saw: `[{"role": "user", "content":
+"…"}, …]`, alone or after a line of their own (memorybench's Supermemory provider sends each
+session as "Here is the session as a stringified JSON:" and its messages, each with a `speaker`
+too). Cut as text, such a log makes chunks and facts of JSON fragments that run across
+messages (`Anything new?","speaker":"Melanie"},{"role":"user","content":"I went to…`): what
+was said, and by whom, is lost in its punctuation. Read here, each message is a turn as if it
+had been sent as a document of its own: "Melanie: Anything new?", chunked alone and read with
+the short turn before it, each fact keeping its speaker (smemd.engine.ingest.extracting). The
+document's content stays as it was sent.
+
+A log is a JSON array, opening a line, of objects that each say who speaks (`speaker`, `name`,
+`author`, `sender` or `from`, else `role`) and what (`content`, `text`, `message` or `body`: a
+string, or a list of parts with `text`, as OpenAI's API sends them). A message with no text (a
+tool call) is left out; an array with anything else in it is not a chat log, and stays as it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any, NamedTuple
+
+from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, context_of
+
+_ARRAY_OPENING = re.compile(r"^[ \t]*(\[)\s*\{", re.MULTILINE)
+# Arrays tried per document: each try may read to its end, and a document of JSON that is no
+# chat log would otherwise be read once for each of its lines.
+MAX_TRIES = 16
+SPEAKER_FIELDS = ("speaker", "name", "author", "sender", "from")
+TEXT_FIELDS = ("content", "text", "message", "body")
+MAX_SPEAKER_CHARS = 64  # a longer "name" is not one
+
+
+class Piece(NamedTuple):
+    text: str
+    # A message's context: the turns before it in its log, as a turn document's are the turns
+    # before it in its session (chunking.context_of). None for the text around a log, which
+    # takes its document's.
+    context: str | None
+
+
+def pieces(content: str) -> list[Piece]:
+    """The content cut where its chat logs start and end: the text around them as it is, and
+    each message a piece of its own, "Speaker: what they said", read with the turns before it."""
+    found: list[Piece] = []
+    done = 0  # the content before this is in `found`
+    for start, end, turns in _logs(content):
+        if content[done:start].strip():
+            found.append(Piece(content[done:start], None))
+        said = [f"{who}: {text}" for who, text in turns]
+        for i, (who, _) in enumerate(turns):
+            before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
+            goes_on = i > 0 and turns[i - 1][0] == who
+            found.append(Piece(said[i], context_of(said[i], before, goes_on)))
+        done = end
+    if content[done:].strip() or not found:
+        found.append(Piece(content[done:], None))
+    return found
+
+
+def speakers(content: str) -> frozenset[str]:
+    """Who speaks in the chat logs in the content, as `pieces` writes them."""
+    return frozenset(who for _, _, turns in _logs(content) for who, _ in turns)
+
+
+def _logs(content: str) -> Iterator[tuple[int, int, list[tuple[str, str]]]]:
+    """Each chat log in the content: where it starts and ends, and its (speaker, text) turns."""
+    if "{" not in content:
+        return
+    decoder = json.JSONDecoder()
+    done = tries = 0
+    for opening in _ARRAY_OPENING.finditer(content):
+        start = opening.start(1)
+        if start < done:
+            continue  # inside a log already read
+        if tries == MAX_TRIES:
+            return
+        tries += 1
+        try:
+            value, end = decoder.raw_decode(content, start)
+        except ValueError:
+            continue
+        if turns := _turns(value):
+            yield start, end, turns
+            done = end
+
+
+def _turns(value: Any) -> list[tuple[str, str]]:
+    if not isinstance(value, list):
+        return []
+    turns = []
+    for message in value:
+        if not isinstance(message, dict):
+            return []
+        speaker, text = _speaker(message), _text(message)
+        if speaker is None or text is None:
+            return []
+        if text:
+            turns.append((speaker, text))
+    return turns
+
+
+def _speaker(message: dict[str, Any]) -> str | None:
+    for field in (*SPEAKER_FIELDS, "role"):
+        name = message.get(field)
+        if isinstance(name, str) and name.strip() and len(name) <= MAX_SPEAKER_CHARS:
+            return " ".join(name.split())
+    return None
+
+
+def _text(message: dict[str, Any]) -> str | None:
+    """What a message says ("" for none: a tool call's null content), or None when its content
+    is something else than text."""
+    for field in TEXT_FIELDS:
+        if field not in message:
+            continue
+        said = message[field]
+        if said is None:
+            return ""
+        if isinstance(said, str):
+            return said.strip()
+        if isinstance(said, list) and all(isinstance(part, dict) for part in said):
+            texts = [part.get("text") for part in said]
+            return "\n\n".join(t.strip() for t in texts if isinstance(t, str) and t.strip())
+        return None
+    return None

@@ -1,0 +1,203 @@
+"""A chat log sent as JSON is read as a transcript: by the reader alone, then through the real
+daemon, as memorybench's Supermemory provider sends a session (its content a line of its own and
+the session's messages as JSON, its date in its metadata)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, pieces, speakers
+from smemd.engine.recall.scoring import Passage
+from smemd.engine.recall.speakers import passage_source, passage_speaker
+from smemd.store.records import Chunk, Document
+from tests.conftest import Running
+from tests.test_api import call
+from tests.test_memory_api import settle
+
+SESSION = [
+    {"role": "user", "content": "Hey Mel! How have you been?", "speaker": "Caroline"},
+    {"role": "assistant", "content": "Swamped with the kids & work. Anything new?",
+     "speaker": "Melanie"},
+    {"role": "user", "content": "I went to a support group yesterday. It was so powerful.",
+     "speaker": "Caroline"},
+]  # fmt: skip
+PREAMBLE = "Here is the session as a stringified JSON:\n"
+
+
+def test_each_message_of_a_log_is_a_turn_read_with_the_short_turn_before_it() -> None:
+    content = PREAMBLE + json.dumps(SESSION, separators=(",", ":"))
+    assert pieces(content) == [
+        Piece(PREAMBLE, None),  # the document's own context, as any text
+        Piece("Caroline: Hey Mel! How have you been?", ""),
+        Piece(
+            "Melanie: Swamped with the kids & work. Anything new?",
+            "Caroline: Hey Mel! How have you been?",
+        ),
+        Piece(
+            "Caroline: I went to a support group yesterday. It was so powerful.",
+            "Melanie: Swamped with the kids & work. Anything new?",
+        ),
+    ]
+    assert speakers(content) == {"Caroline", "Melanie"}
+
+
+def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -> None:
+    log = [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": [{"type": "text", "text": "What is  2+2?"},
+                                     {"type": "image_url", "image_url": {"url": "x"}}]},
+        {"role": "assistant", "content": None, "tool_calls": [{"id": "t1"}]},
+        {"role": "assistant", "name": "Ada", "content": "4.\n\n```py\nprint(2 + 2)\n```"},
+        {"role": "assistant", "name": "Ada", "content": "Anything else?"},
+    ]  # fmt: skip
+    found = pieces(json.dumps(log, indent=2) + "\n\nThat was all.")
+    assert [piece.text for piece in found] == [
+        "system: Be brief.",
+        "user: What is  2+2?",
+        "Ada: 4.\n\n```py\nprint(2 + 2)\n```",
+        "Ada: Anything else?",
+        "\n\nThat was all.",
+    ]
+    # A message that goes on its speaker's last is read with the turns before that too, as
+    # far as they fit, each on a line.
+    assert (
+        found[3].context == "system: Be brief.\nuser: What is 2+2?\nAda: 4. ```py print(2 + 2) ```"
+    )
+    assert found[4].context is None
+    assert speakers(json.dumps(log)) == {"system", "user", "Ada"}
+
+
+def test_what_is_no_chat_log_stays_as_it_was_sent() -> None:
+    for content in [
+        "No JSON here, only {braces}.",
+        '[{"id": 1, "price": 3}, {"id": 2, "price": 4}]',  # records, not messages
+        '[{"role": "user", "content": "hi"}, {"role": "user", "content": 7}]',  # a number
+        '[{"role": "user", "content": "hi"}, "and a string"]',
+        '[{"role": "user", "content": "cut off"',  # not JSON to its end
+        'Inline [{"role": "user", "content": "not at a line start"}]',
+        "[]",
+        "",
+    ]:
+        assert pieces(content) == [Piece(content, None)]
+        assert speakers(content) == frozenset()
+
+
+def test_each_log_of_a_document_is_read_and_the_text_between_kept() -> None:
+    one, two = json.dumps(SESSION[:1]), json.dumps(SESSION[1:2])
+    assert [p.text for p in pieces(f"Monday:\n{one}\nTuesday:\n{two}\n")] == [
+        "Monday:\n",
+        "Caroline: Hey Mel! How have you been?",
+        "\nTuesday:\n",
+        "Melanie: Swamped with the kids & work. Anything new?",
+    ]
+
+
+def test_a_document_of_many_arrays_that_are_no_logs_is_read_a_bounded_number_of_times() -> None:
+    not_logs = "\n".join(json.dumps([{"n": i}]) for i in range(MAX_TRIES))
+    log = json.dumps(SESSION[:1])
+    assert pieces(f"{not_logs}\n{log}") == [Piece(f"{not_logs}\n{log}", None)]  # as sent
+    assert pieces(f"{log}\n{not_logs}")[0].text == "Caroline: Hey Mel! How have you been?"
+
+
+async def add_v3(running: Running, body: dict[str, Any]) -> str:
+    status, reply, _ = await call(running.unix, "POST", "http://smemd/v3/documents", json=body)
+    assert status == 200, reply
+    return str(reply["id"])
+
+
+async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_turn(
+    running: Running,
+) -> None:
+    content = PREAMBLE + json.dumps(SESSION, separators=(",", ":"))
+    doc_id = await add_v3(running, {
+        "content": content, "containerTag": "bench",
+        "metadata": {"sessionId": "conv-1-session_1", "date": "2023-05-08T13:56:00.000Z"},
+    })  # fmt: skip
+    await settle(running)
+    status, doc, _ = await call(
+        running.unix, "GET", f"http://smemd/ns/bench/document/{doc_id}?include=chunks,memories"
+    )
+    assert status == 200, doc
+    assert doc["content"] == content  # as it was sent
+    # A chunk a message, as if each had been sent alone.
+    assert [chunk["content"] for chunk in doc["chunks"]] == [
+        PREAMBLE.strip(),
+        *(f"{m['speaker']}: {m['content']}" for m in SESSION),
+    ]
+    memories = {m["memory"] for m in doc["memories"]}
+    # Each fact keeps who said it, a later sentence of a turn too.
+    assert "Caroline: It was so powerful." in memories, memories
+    assert "Melanie: Swamped with the kids & work." in memories, memories
+    assert not any('"' in memory for memory in memories), memories
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/ns/bench/search",
+        json={"query": "Where did Caroline go yesterday?", "limit": 3},
+    )  # fmt: skip
+    assert status == 200, found
+    assert found["results"][0]["memory"].startswith("Caroline: I went to a support group"), found
+
+
+async def test_a_question_about_one_speaker_of_a_chat_log_finds_their_turn(
+    running: Running,
+) -> None:
+    # Words and meaning cannot tell the two turns apart: only who said which.
+    log = [
+        {"role": "user", "speaker": "Caroline",
+         "content": "Melanie, I paint the lake at dawn most weekends."},
+        {"role": "assistant", "speaker": "Melanie",
+         "content": "Caroline, I paint the lake at dawn most weekends."},
+    ]  # fmt: skip
+    await add_v3(running, {
+        "content": PREAMBLE + json.dumps(log), "containerTag": "painters",
+        "metadata": {"date": "2023-05-08T13:56:00.000Z"},
+    })  # fmt: skip
+    await settle(running)
+    for question, who in (
+        ("What does Caroline paint at dawn?", "Caroline"),
+        ("What does Melanie paint?", "Melanie"),
+    ):
+        status, found, _ = await call(
+            running.unix, "POST", "http://smemd/ns/painters/search",
+            json={"query": question, "limit": 2, "threshold": 0},
+        )  # fmt: skip
+        assert status == 200, found
+        first = found["results"][0]
+        assert (first.get("memory") or first["chunk"]).startswith(f"{who}: "), (question, found)
+
+
+def stored_document(doc_id: str, content: str) -> Document:
+    return Document(
+        seq=1, id=doc_id, namespace="ns", caller_id=None, title=None, type="text",
+        content=content, url=None, metadata={}, content_date=None, content_hash="",
+        task_type="memory", status="done", error=None, revision=1, created_at=0.0,
+        updated_at=0.0,
+    )  # fmt: skip
+
+
+def passage_of(chunk_id: str, doc_id: str, text: str) -> Passage:
+    passage = Passage()
+    passage.chunk = Chunk(
+        seq=1, id=chunk_id, document_id=doc_id, namespace="ns", position=0, heading="",
+        text=text, created_at=0.0,
+    )  # fmt: skip
+    return passage
+
+
+def test_a_turn_of_a_chat_log_is_its_speaker_s_and_a_source_of_its_own() -> None:
+    """Recall reads a chat log's turn as it reads a turn sent alone: said by the speaker it
+    opens with, and its further results discounted among its own, not its session's."""
+    documents = {
+        "log": stored_document("log", PREAMBLE + json.dumps(SESSION)),
+        "turn": stored_document("turn", "Caroline: Hey Mel! How have you been?"),
+    }
+    melanie = passage_of("c1", "log", "Melanie: Swamped with the kids & work. Anything new?")
+    assert passage_speaker(melanie, documents) == {"melanie"}
+    assert passage_source(melanie, documents) == "c1"
+    preamble = passage_of("c0", "log", PREAMBLE.strip())
+    assert passage_speaker(preamble, documents) == frozenset()
+    assert passage_source(preamble, documents) == "log"
+    # A document that opens with its speaker is theirs, whatever a later chunk opens with.
+    later = passage_of("c2", "turn", "Note: all of it, later.")
+    assert passage_speaker(later, documents) == {"caroline"}
+    assert passage_source(later, documents) == "turn"
