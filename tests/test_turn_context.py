@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from smemd.protocol.exports import ChunkRecord
+from smemd import instants
+from smemd.protocol.exports import ChunkRecord, DocumentRecord
 from tests.conftest import Running
 from tests.test_api import call
 from tests.test_export import records
@@ -49,6 +50,14 @@ async def exported_chunks(running: Running, ns: str) -> dict[str, str]:
         assert response.status == 200
         found = records(await response.read())
     return {r.text: r.context for r in found if isinstance(r, ChunkRecord)}
+
+
+async def exported_dates(running: Running, ns: str) -> dict[str, tuple[str, float | None]]:
+    """Each document's id and date, by its content."""
+    async with running.unix.get(f"http://smemd/ns/{ns}/export") as response:
+        assert response.status == 200
+        found = records(await response.read())
+    return {r.content: (r.id, r.content_date) for r in found if isinstance(r, DocumentRecord)}
 
 
 async def test_a_turn_is_found_by_the_question_it_answers(running: Running) -> None:
@@ -153,6 +162,49 @@ async def test_undated_turns_are_read_with_the_turns_stored_before_them(running:
     assert (await exported_chunks(running, "live"))["Sam: And a dated reply."] == (
         "Sam: Dated, and stored first."
     )
+
+
+async def test_a_date_the_metadata_states_dates_a_turn(running: Running) -> None:
+    """memorybench's Supermemory provider sends no `documentDate`: each session's date is in its
+    metadata. Such a turn is dated by it, and read with the turn before it in its session; a date
+    the request gives wins, and metadata that says no date for certain dates nothing."""
+    question = "Caroline: Wow, what got you into running?"
+    answer = "Melanie: A friend dragged me out one cold morning and I never stopped."
+    later = "Caroline: I painted a sunset over the lake."
+    camping = "Melanie: We went camping and got rained on."
+    note = "Sam: Remind me about the dentist."
+    other_ms = int(instants.parse(OTHER_SESSION) * 1000)
+    for content, metadata in [
+        (question, {"sessionId": "s1", "date": SESSION}),
+        (answer, {"sessionId": "s1", "date": SESSION}),
+        (later, {"sessionId": "s2", "timestamp": other_ms}),  # a Unix time in milliseconds
+    ]:
+        status, body, _ = await call(
+            running.unix, "POST", "http://smemd/v3/documents",
+            json={"content": content, "containerTag": "stated", "metadata": metadata},
+        )  # fmt: skip
+        assert status == 200, body
+    await add_all(running, "stated", [
+        {"content": camping, "date": OTHER_SESSION, "metadata": {"date": SESSION}},
+        {"content": note, "metadata": {"date": "next week", "timestamp": "soon"}},
+    ])  # fmt: skip
+    contexts = await exported_chunks(running, "stated")
+    assert contexts[answer] == question
+    assert contexts[later] == ""  # a week on: another session
+    assert contexts[camping] == later  # the request's date, not its metadata's
+    assert contexts[note] == ""  # undated: no undated turn before it
+    found = await exported_dates(running, "stated")
+    dates = {text: date for text, (_, date) in found.items()}
+    assert dates[question] == dates[answer] == instants.parse(SESSION)
+    assert dates[later] == dates[camping] == instants.parse(OTHER_SESSION)
+    assert dates[note] is None
+    # A change of metadata that states a date moves the document to it.
+    status, body, _ = await call(
+        running.unix, "PATCH", f"http://smemd/ns/stated/document/{found[note][0]}",
+        json={"metadata": {"date": "2024-03-09"}},
+    )  # fmt: skip
+    assert status == 200, body
+    assert (await exported_dates(running, "stated"))[note][1] == instants.parse("2024-03-09")
 
 
 async def test_a_message_that_goes_on_its_speaker_s_last_is_read_with_more(

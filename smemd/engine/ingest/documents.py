@@ -13,6 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from smemd.config import IngestConfig
+from smemd.engine.dates.stated import stated_date
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.index.per_namespace import Indexes
@@ -124,9 +125,9 @@ class Documents:
                 Document(
                     seq=0, id=new_id("doc"), namespace=namespace, caller_id=new.caller_id,
                     title=origin.title, type=origin.type, content=new.content, url=origin.url,
-                    metadata=new.metadata, content_date=new.date, content_hash=digest,
-                    task_type=new.task_type, status="queued", error=None, revision=1,
-                    created_at=t, updated_at=t, ingest_id=ingest_ids.current(),
+                    metadata=new.metadata, content_date=_date_of(new.date, new.metadata),
+                    content_hash=digest, task_type=new.task_type, status="queued", error=None,
+                    revision=1, created_at=t, updated_at=t, ingest_id=ingest_ids.current(),
                 )
             )  # fmt: skip
             await writer.insert_job(
@@ -248,8 +249,9 @@ class Documents:
         if change.metadata is not None:
             changes["metadata"] = change.metadata
             await writer.set_derived_metadata(doc.id, change.metadata)
-        if change.date is not None:
-            changes["content_date"] = change.date
+        date = _date_of(change.date, change.metadata or {})
+        if date is not None:
+            changes["content_date"] = date
         if change.task_type is not None:
             changes["task_type"] = change.task_type
         reprocess = change.content is not None and (
@@ -265,6 +267,12 @@ class Documents:
             if not await writer.requeue_open_job(doc, doc.revision + 1, t):
                 await writer.insert_job(new_id("job"), doc.namespace, doc.id, doc.revision + 1, t)
         return await writer.revise_document(doc, **changes)
+
+
+def _date_of(date: float | None, metadata: dict[str, Any]) -> float | None:
+    """When content is from: the date the request gives, else the one its metadata states
+    (smemd.engine.dates.stated)."""
+    return date if date is not None else stated_date(metadata)
 
 
 class _Deleted(msgspec.Struct):
