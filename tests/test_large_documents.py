@@ -157,3 +157,22 @@ async def test_a_search_whose_embedding_is_late_answers_503_timed_out(
         assert time.monotonic() - started < scaled(2.0)
     finally:
         slow_embedder.release()
+
+
+async def test_a_chat_log_of_more_messages_than_max_chunks_is_413(
+    start_daemon: StartDaemon,
+) -> None:
+    """A chat log is a chunk a message (smemd.engine.ingest.chat_logs): it is counted so when it
+    is added, not refused later by its job; one of fewer messages goes in."""
+    running = await start_daemon(ingest__max_chunks=20)
+    log = [
+        {"role": "user" if i % 2 else "assistant", "content": f"Message {i}."} for i in range(30)
+    ]
+    text = json.dumps(log)  # 600 characters: 3 chunks as text, 30 as turns
+    status, reply, _ = await call(
+        running.unix, "POST", "http://smemd/ns/logs/document", json={"content": text}
+    )
+    assert_error(status, reply, 413)
+    assert "30 chunks" in reply["details"], reply
+    status, reply = await add(running, "logs", json.dumps(log[:20]))
+    assert status == 200, reply

@@ -23,7 +23,9 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, context_of
+import msgspec
+
+from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, Chunk, chunk_text, context_of
 
 _ARRAY_OPENING = re.compile(r"^[ \t]*(\[)\s*\{", re.MULTILINE)
 # Arrays tried per document: each try may read to its end, and a document of JSON that is no
@@ -59,6 +61,16 @@ def pieces(content: str) -> list[Piece]:
     if content[done:].strip() or not found:
         found.append(Piece(content[done:], None))
     return found
+
+
+def cut(content: str) -> list[tuple[Chunk, str | None]]:
+    """A document's chunks, each with its own context when it is a chat log's message (None:
+    its document's, for the text around a log)."""
+    chunks: list[tuple[Chunk, str | None]] = []
+    for piece in pieces(content):
+        for chunk in chunk_text(piece.text):
+            chunks.append((msgspec.structs.replace(chunk, position=len(chunks)), piece.context))
+    return chunks
 
 
 def speakers(content: str) -> frozenset[str]:

@@ -94,12 +94,6 @@ def check_count(count: int, limit: int) -> None:
         )
 
 
-def count_chunks(text: str, limit: int) -> int:
-    """How many chunks `text` makes; no more than its characters, so a text shorter than `limit`
-    is not cut to find out."""
-    return len(text) if len(text) <= limit else len(chunk_text(text))
-
-
 def chunk_text(text: str, *, target: int = 1400) -> list[Chunk]:
     """Split text into chunks of about `target` characters that never straddle a heading."""
     if target < 1:

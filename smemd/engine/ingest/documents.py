@@ -17,8 +17,8 @@ from smemd.engine.dates.stated import stated_date
 from smemd.engine.filters import Filter
 from smemd.engine.ids import content_hash, new_id, now
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.ingest import ingest_ids
-from smemd.engine.ingest.chunking import check_count, count_chunks, title_of
+from smemd.engine.ingest import chat_logs, ingest_ids
+from smemd.engine.ingest.chunking import check_count, title_of
 from smemd.engine.ingest.fetching import url_of
 from smemd.engine.ingest.worker import Worker
 from smemd.errors import STORE_CANNOT_WRITE, Conflict, NotFound
@@ -143,10 +143,11 @@ class Documents:
 
     async def check_size(self, content: str) -> None:
         """413 for a text that makes more than `[ingest] max-chunks` chunks (a URL is checked
-        once fetched). Cutting a large text takes a while: off the loop."""
+        once fetched), as the worker cuts it. A text shorter than that many characters makes
+        fewer; cutting a large one takes a while: off the loop."""
         if len(content) > self.max_chunks:
-            count = await asyncio.to_thread(count_chunks, content, self.max_chunks)
-            check_count(count, self.max_chunks)
+            chunks = await asyncio.to_thread(chat_logs.cut, content)
+            check_count(len(chunks), self.max_chunks)
 
     async def update(self, namespace: str, ref: str, change: DocumentChange) -> Document:
         if change.content is not None:

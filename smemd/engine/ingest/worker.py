@@ -297,7 +297,7 @@ class Worker:
     async def _chunk(self, job: Job, doc: Document) -> tuple[Job, Document]:
         # A 9 MB document takes a second or so to cut: off the loop, which serves everyone. A
         # chat log sent as JSON is cut a message at a time (chat_logs).
-        pieces = await asyncio.to_thread(_cut, doc.content)
+        pieces = await asyncio.to_thread(chat_logs.cut, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
         # A turn of a conversation is read with the turn before it, which it answers (and a
         # message that goes on its speaker's last with more of the turns before). Undated, only
@@ -414,16 +414,6 @@ class Worker:
             self.retried.add(job.phase)
         if not final:
             await asyncio.sleep(0.2 * attempts)  # a transient fault gets a moment to pass
-
-
-def _cut(content: str) -> list[tuple[chunking.Chunk, str | None]]:
-    """The content's chunks, each with its own context when it is a chat log's message (None:
-    its document's)."""
-    cut: list[tuple[chunking.Chunk, str | None]] = []
-    for piece in chat_logs.pieces(content):
-        for chunk in chunking.chunk_text(piece.text):
-            cut.append((msgspec.structs.replace(chunk, position=len(cut)), piece.context))
-    return cut
 
 
 async def check_current(writer: Writer, job: Job, owner: str) -> Document:
