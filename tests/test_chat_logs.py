@@ -76,6 +76,7 @@ def test_what_is_no_chat_log_stays_as_it_was_sent() -> None:
         '[{"role": "user", "content": "hi"}, "and a string"]',
         '[{"role": "user", "content": "cut off"',  # not JSON to its end
         'Inline [{"role": "user", "content": "not at a line start"}]',
+        '[{"role": "user", "content": ' + "[" * 100_000 + "]" * 100_000 + "}]",  # too deep
         "[]",
         "",
     ]:

@@ -93,7 +93,7 @@ def _logs(content: str) -> Iterator[tuple[int, int, list[tuple[str, str]]]]:
         tries += 1
         try:
             value, end = decoder.raw_decode(content, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON to its end, or nested past reading
             continue
         if turns := _turns(value):
             yield start, end, turns
