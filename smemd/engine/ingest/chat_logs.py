@@ -73,6 +73,13 @@ def cut(content: str) -> list[tuple[Chunk, str | None]]:
     return chunks
 
 
+def count(content: str, limit: int) -> int:
+    """How many chunks `cut` makes of the content, or, past `limit` messages, how many messages
+    it holds (each is a chunk at least): a log of a million messages is not cut to find out."""
+    messages = sum(len(turns) for _, _, turns in _logs(content))
+    return messages if messages > limit else len(cut(content))
+
+
 def speakers(content: str) -> frozenset[str]:
     """Who speaks in the chat logs in the content, as `pieces` writes them."""
     return frozenset(who for _, _, turns in _logs(content) for who, _ in turns)

@@ -146,8 +146,8 @@ class Documents:
         once fetched), as the worker cuts it. A text shorter than that many characters makes
         fewer; cutting a large one takes a while: off the loop."""
         if len(content) > self.max_chunks:
-            chunks = await asyncio.to_thread(chat_logs.cut, content)
-            check_count(len(chunks), self.max_chunks)
+            count = await asyncio.to_thread(chat_logs.count, content, self.max_chunks)
+            check_count(count, self.max_chunks)
 
     async def update(self, namespace: str, ref: str, change: DocumentChange) -> Document:
         if change.content is not None:
