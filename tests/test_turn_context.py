@@ -5,11 +5,16 @@ documents' best rather than filling the top."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from smemd import instants
 from smemd.protocol.exports import ChunkRecord, DocumentRecord
+from smemd.store.records import Document
 from tests.conftest import Running
+from tests.postgres import store_at
 from tests.test_api import call
 from tests.test_export import records
 from tests.test_memory_api import settle
@@ -120,18 +125,19 @@ async def test_turns_dated_by_message_are_a_session_until_a_long_silence(running
         ),
     ]
     await add_all(running, "by-message", [talk[0], talk[2]])
+    painted = "Melanie: I painted a sunset over the lake last week."
+    assert (await exported_chunks(running, "by-message"))[answer] == painted
+    # The question, stored after its answer and dated before it: the answer is read again.
     await add_all(running, "by-message", [talk[1], *talk[3:]])
     contexts = await exported_chunks(running, "by-message")
-    painted = "Melanie: I painted a sunset over the lake last week."
-    assert contexts[answer] == painted, contexts  # the question was not stored yet
+    assert contexts[answer] == question, contexts
     assert contexts[question] == painted
     assert contexts[later] == ""
-    # In the order they were said, the answer is read with the question it answers.
+    # As if they had been sent in the order they were said.
     await add_all(running, "in-order", talk)
-    contexts = await exported_chunks(running, "in-order")
-    assert contexts[answer] == question
-    assert contexts[later] == ""
-    assert "a" in await ranked(running, "in-order", "What got Melanie into running?", limit=3)
+    assert await exported_chunks(running, "in-order") == contexts
+    for ns in ("by-message", "in-order"):
+        assert "a" in await ranked(running, ns, "What got Melanie into running?", limit=3), ns
 
 
 async def test_undated_turns_are_read_with_the_turns_stored_before_them(running: Running) -> None:
@@ -300,3 +306,35 @@ async def test_one_long_document_does_not_fill_the_top(running: Running) -> None
     found = await ranked(running, "kites", "kite", limit=6)
     assert {"sam", "mia", "jo"} <= set(found), found  # the others' best before its tail
     assert found.count("manual") <= 3, found
+
+
+async def test_a_vector_read_with_a_context_since_replaced_is_not_written(tmp_path: Path) -> None:
+    """A turn's chunks are embedded as they were read; meanwhile the commit of a turn stored
+    late may have given one a new context and its vector (turn_contexts.py), and the older
+    vector is not written over them."""
+    store = store_at(tmp_path / "s.sqlite3")
+    await store.open()
+    try:
+        async with store.write() as writer:
+            await writer.ensure_namespace("n", 1.0)
+            doc = await writer.insert_document(
+                Document(
+                    seq=0, id="doc_a", namespace="n", caller_id=None, title=None, type="text",
+                    content="Melanie: A friend dragged me out.", url=None, metadata={},
+                    content_date=1.0, content_hash="h", task_type="memory", status="embedding",
+                    error=None, revision=1, created_at=1.0, updated_at=1.0,
+                )
+            )  # fmt: skip
+            await writer.replace_chunks(doc, [("chk_a", 0, "", doc.content, "painted")], 1.0)
+            # The late turn's commit: a new context, with its vector.
+            await writer.set_chunk_vectors([("chk_a", "painted", "running?")], np.ones((1, 4)))
+            # The worker's step, which read the chunk before it.
+            await writer.set_chunk_vectors([("chk_a", "painted", "painted")], np.zeros((1, 4)))
+        async with store.read() as reader:
+            (chunk,) = await reader.chunks_of("doc_a")
+            rows = await reader.chunk_index_rows_of("doc_a")
+        assert chunk.context == "running?"
+        assert np.frombuffer(rows.vectors[0], dtype=np.float32).tolist() == [1.0] * 4
+        assert rows.texts == [f"{doc.content} running?"]
+    finally:
+        await store.close()

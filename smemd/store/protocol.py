@@ -73,6 +73,9 @@ class NamespaceReading(Protocol):
     async def turns_before(
         self, document: Document, limit: int, chars: int, gap_s: float
     ) -> list[Document]: ...
+    async def turns_after(
+        self, document: Document, limit: int, chars: int, gap_s: float
+    ) -> list[Document]: ...
     async def namespaces(
         self,
         *,
@@ -134,7 +137,9 @@ class DocumentWriting(Protocol):
     async def replace_chunks(
         self, document: Document, pieces: Sequence[tuple[str, int, str, str, str]], now: float
     ) -> list[int]: ...
-    async def set_chunk_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None: ...
+    async def set_chunk_vectors(
+        self, chunks: Sequence[tuple[str, str, str]], vectors: np.ndarray
+    ) -> None: ...
 
 
 class JobReading(Protocol):

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import json
 import re
 import shutil
@@ -188,37 +189,48 @@ class Http:
         return json.loads(data)
 
 
-def ingest(http: Http, conversations: list[Conversation]) -> float:
-    """Add every conversation not yet in the state; return seconds until no job is open."""
+def ingest(http: Http, conversations: list[Conversation], late: float = 0.0) -> float:
+    """Add every conversation not yet in the state; return seconds until no job is open. With
+    `late`, about that share of the turns (drawn by a hash of each) is held back and added once
+    the others are ingested: a session's turns sent out of order."""
     started = time.perf_counter()
-    for conv in conversations:
-        ns = quote(conv.name)
-        listed = http.call("POST", f"/ns/{ns}/list/documents?limit=1", {})
-        if listed["pagination"]["totalItems"] >= len(conv.documents):
-            continue  # a kept state dir already holds it
-        for i in range(0, len(conv.documents), BATCH):
-            batch = conv.documents[i : i + BATCH]
-            for _ in range(RETRIES):
-                added = http.call("POST", f"/ns/{ns}/document/batch", {"documents": batch})
-                if not added["failed"]:
-                    break
-                # What a client does with a 503 `timed_out` (a busy writer on a slow machine):
-                # the documents not stored, which end the batch, again after a pause.
-                errors = {r.get("error") for r in added["results"] if r["status"] == "error"}
-                if errors != {"request took too long"}:
-                    raise SystemExit(f"{conv.name}: {added['failed']} refused: {errors}")
-                batch = batch[added["count"] :]
-                time.sleep(1)
-            else:
-                raise SystemExit(f"{conv.name}: documents still refused after {RETRIES} tries")
-    while True:
-        counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
-        if not set(counts) - {"done", "failed"}:
-            break
-        time.sleep(0.2)
-    if counts.get("failed"):
-        raise SystemExit(f"{counts['failed']} ingest jobs failed")
+    for wave in (False, True) if late else (False,):
+        for conv in conversations:
+            ns = quote(conv.name)
+            listed = http.call("POST", f"/ns/{ns}/list/documents?limit=1", {})
+            if listed["pagination"]["totalItems"] >= len(conv.documents):
+                continue  # a kept state dir already holds it
+            documents = [d for d in conv.documents if held_back(d, late) == wave]
+            for i in range(0, len(documents), BATCH):
+                add_batch(http, conv.name, documents[i : i + BATCH])
+        while True:
+            counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
+            if not set(counts) - {"done", "failed"}:
+                break
+            time.sleep(0.2)
+        if counts.get("failed"):
+            raise SystemExit(f"{counts['failed']} ingest jobs failed")
     return time.perf_counter() - started
+
+
+def held_back(document: dict[str, Any], late: float) -> bool:
+    drawn = hashlib.sha256(str(document["metadata"]["dia_id"]).encode()).digest()
+    return int.from_bytes(drawn[:4]) / 2**32 < late
+
+
+def add_batch(http: Http, name: str, batch: list[dict[str, Any]]) -> None:
+    for _ in range(RETRIES):
+        added = http.call("POST", f"/ns/{quote(name)}/document/batch", {"documents": batch})
+        if not added["failed"]:
+            return
+        # What a client does with a 503 `timed_out` (a busy writer on a slow machine): the
+        # documents not stored, which end the batch, again after a pause.
+        errors = {r.get("error") for r in added["results"] if r["status"] == "error"}
+        if errors != {"request took too long"}:
+            raise SystemExit(f"{name}: {added['failed']} refused: {errors}")
+        batch = batch[added["count"] :]
+        time.sleep(1)
+    raise SystemExit(f"{name}: documents still refused after {RETRIES} tries")
 
 
 def search(
@@ -302,6 +314,12 @@ def main() -> None:
         " dating each message does (default 0: every turn at its session's date)",
     )  # fmt: skip
     parser.add_argument(
+        "--late", type=float, default=0.0, metavar="SHARE",
+        help="hold back about this share of the turns and add them once the rest is ingested,"
+        " as a client sending a session's turns out of order (with --turn-seconds: dated by"
+        " message, where their order is known)",
+    )  # fmt: skip
+    parser.add_argument(
         "--undated", action="store_true",
         help="send every turn without a date, as an agent adding turns as they happen may",
     )  # fmt: skip
@@ -331,17 +349,22 @@ def main() -> None:
     cut += f" turn_seconds={args.turn_seconds:g}" if args.turn_seconds else ""
     cut += " with_directives" if args.with_directives else ""
     cut += " undated" if args.undated else ""
+    cut += f" late={args.late:g}" if args.late else ""
     if args.store == "sqlite":
-        for name, done in run(sets, config, args.state_dir, args.dump, args.threshold).items():
+        for name, done in run(
+            sets, config, args.state_dir, args.dump, args.threshold, args.late
+        ).items():
             print(done.line(name + cut))
         return
     with contextlib.contextmanager(postgres.start)() as server:
-        for name, done in run(sets, config, None, None, args.threshold).items():
+        for name, done in run(sets, config, None, None, args.threshold, args.late).items():
             print(done.line(f"{name}{cut} store=sqlite"))
         dsn = server.database()
         try:
             table = f'[store]\nkind = "postgres"\ndsn = "{dsn}"\n'
-            for name, done in run(sets, config + table, None, args.dump, args.threshold).items():
+            for name, done in run(
+                sets, config + table, None, args.dump, args.threshold, args.late
+            ).items():
                 print(done.line(f"{name}{cut} store=postgres"))
         finally:
             server.drop(dsn)
@@ -362,6 +385,7 @@ def run(
     state_dir: Path | None,
     dump_to: Path | None,
     threshold: float = 0.0,
+    late: float = 0.0,
 ) -> dict[str, Run]:
     """Ingest each set, then search it, on one daemon (`config_text`: its config file, '' for
     none); each set's figures."""
@@ -380,7 +404,7 @@ def run(
         status = http.call("GET", "/v1/status")
         if status["warnings"]:
             raise SystemExit(f"smemd: {'; '.join(status['warnings'])}")
-        ingested = {name: ingest(http, conversations) for name, conversations in sets.items()}
+        ingested = {name: ingest(http, convs, late) for name, convs in sets.items()}
         for name, conversations in sets.items():
             scores, qps = search(http, conversations, dump, threshold)
             runs[name] = Run(scores, qps, ingested[name])

@@ -24,20 +24,18 @@ from smemd.config import IngestConfig
 from smemd.engine.ids import new_id, now
 from smemd.engine.index.changes import IndexChanges
 from smemd.engine.index.per_namespace import Indexes
-from smemd.engine.ingest import chat_logs, chunking
+from smemd.engine.ingest import chat_logs, chunking, turn_contexts
 from smemd.engine.ingest.chunking import TooManyChunks
 from smemd.engine.ingest.extracting import extract_candidates
 from smemd.engine.ingest.fetching import Fetcher, Fetches, FetchFailed
 from smemd.engine.ingest.readers import Readers
 from smemd.engine.judgement.letter_judge import Judge
 from smemd.engine.quiet import QuietClock
-from smemd.engine.sessions import SESSION_GAP_S
-from smemd.engine.transcripts import goes_on, is_turn
 from smemd.errors import SmemError, is_storage_fault
 from smemd.fleet.builtin import Embedder
 from smemd.fleet.llama import ChatModel
 from smemd.store.protocol import Store, Writer
-from smemd.store.records import Document, Job, Phase
+from smemd.store.records import Chunk, Document, Job, Phase
 from smemd.store.vectors import stack
 from smemd.tallies import Tally, Timings
 
@@ -299,20 +297,9 @@ class Worker:
         # chat log sent as JSON is cut a message at a time (chat_logs).
         pieces = await asyncio.to_thread(chat_logs.cut, doc.content)
         chunking.check_count(len(pieces), self.max_chunks)
-        # A turn of a conversation is read with the turn before it, which it answers (and a
-        # message that goes on its speaker's last with more of the turns before). Undated, only
-        # turns are read so, and only with the turns since the last note: an agent's undated
-        # notes are no one's context.
-        before: list[Document] = []
-        if doc.content_date is not None or is_turn(doc):
-            async with self.store.read() as reader:
-                before = await reader.turns_before(
-                    doc, chunking.CONTEXT_MAX_TURNS, chunking.CONTEXT_READ_CHARS, SESSION_GAP_S
-                )
-        if doc.content_date is None:
-            before = list(itertools.takewhile(is_turn, before))
-        bursting = bool(before) and goes_on(doc, before[0])
-        context = chunking.context_of(doc.content, [turn.content for turn in before], bursting)
+        # A turn of a conversation is read with the turn before it, which it answers.
+        async with self.store.read() as reader:
+            context = await turn_contexts.context_of_document(reader, doc)
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text,
              context if own is None else own)
@@ -334,24 +321,43 @@ class Worker:
         after: Phase = "extracting" if doc.task_type == "memory" else "done"
         is_last = False
         while not is_last:
+            restated: list[turn_contexts.Restated] = []
             async with self.store.read() as reader:
                 pending = await reader.chunks_without_vectors(doc.id, limit=EMBED_STEP)
-            is_last = len(pending) < EMBED_STEP
+                is_last = len(pending) < EMBED_STEP
+                if is_last:  # the turns after it that were chunked before it was stored
+                    restated = await turn_contexts.stale_after(reader, doc)
             texts = [
                 chunking.Chunk.stored(c.position, c.heading, c.text, c.context).embedding_text()
                 for c in pending
             ]
-            vectors = await self.embedder.embed(texts, kind="document")
-            work = self._storing(doc, [c.id for c in pending], vectors)
+            vectors = await self.embedder.embed(
+                texts + [r.embedding_text() for r in restated], kind="document"
+            )
+            work = self._storing(doc, pending, restated, vectors)
             # The last step moves the job on in the same commit.
             job, doc = await self._commit(job, after if is_last else job.phase, work)
             self.clock.touch()
         return job, doc
 
-    def _storing(self, doc: Document, chunk_ids: list[str], vectors: np.ndarray) -> Work:
+    def _storing(
+        self, doc: Document, pending: list[Chunk], restated: list[turn_contexts.Restated],
+        vectors: np.ndarray,
+    ) -> Work:  # fmt: skip
+        """The vectors of the document's pending chunks, then of the chunks of later turns read
+        with a new context (turn_contexts.py); each chunk's is written only if its context is
+        still the one it was read with."""
+        ours = [(c.id, c.context, c.context) for c in pending]
+        theirs = [(r.chunk.id, r.chunk.context, r.context) for r in restated]
+
         async def work(writer: Writer, changes: IndexChanges) -> None:
-            await writer.set_chunk_vectors(chunk_ids, vectors)
-            await self._follow_chunks(writer, changes, doc, chunk_ids)
+            await writer.set_chunk_vectors(ours + theirs, vectors)
+            await self._follow_chunks(writer, changes, doc, [c.id for c in pending])
+            for _, group in itertools.groupby(restated, key=lambda r: r.document.id):
+                turn = list(group)
+                await self._follow_chunks(
+                    writer, changes, turn[0].document, [r.chunk.id for r in turn]
+                )
 
         return work
 

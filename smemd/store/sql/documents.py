@@ -63,6 +63,40 @@ class DocumentReads:
             date = when
         return turns
 
+    async def turns_after(
+        self, document: Document, limit: int, chars: int, gap_s: float
+    ) -> list[Document]:
+        """The dated documents of its namespace after it in its session, the next first, at
+        most `limit`, each one's content cut to its first `chars` characters: `turns_before`
+        read the other way, the turns whose context it may be. An undated document has none:
+        it follows every undated one stored before it."""
+        if document.content_date is None:
+            return []
+        date = document.content_date
+        # Those at its instant stored after it, then those dated after it: two scans of the
+        # session index that each start where they should, where one with an OR would read
+        # every document of its instant (a client that dates by the day stores thousands).
+        select = f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents WHERE namespace = ?"
+        rows = list(await self.db.execute_fetchall(
+            f"{select} AND content_date = ? AND seq > ? ORDER BY seq LIMIT ?",
+            [chars, document.namespace, date, document.seq, limit],
+        ))  # fmt: skip
+        if len(rows) < limit:
+            rows += await self.db.execute_fetchall(
+                f"{select} AND content_date > ? AND content_date <= ?"
+                " ORDER BY content_date, seq LIMIT ?",
+                [chars, document.namespace, date, date + limit * gap_s, limit - len(rows)],
+            )
+        turns = []
+        for turn in to_records(Document, rows):
+            when = turn.content_date
+            assert when is not None  # the query's bounds
+            if when - date > gap_s:
+                break
+            turns.append(turn)
+            date = when
+        return turns
+
     async def namespace(self, name: str) -> Namespace | None:
         rows = await self.namespaces(name=name, limit=1, offset=0)
         return rows[0] if rows else None
@@ -478,10 +512,18 @@ class DocumentWrites(DocumentReads):
         )  # fmt: skip
         return [row[0] for row in rows]
 
-    async def set_chunk_vectors(self, chunk_ids: Sequence[str], vectors: np.ndarray) -> None:
+    async def set_chunk_vectors(
+        self, chunks: Sequence[tuple[str, str, str]], vectors: np.ndarray
+    ) -> None:
+        """Each (id, the context it was read with, the context it is embedded with) chunk's
+        vector, and that context; a chunk whose context changed since it was read is left, as
+        whoever changed it embeds it again."""
         await self.db.executemany(
-            "UPDATE chunks SET vector = ? WHERE id = ?",
-            [(to_blob(v), cid) for cid, v in zip(chunk_ids, vectors, strict=True)],
+            "UPDATE chunks SET vector = ?, context = ? WHERE id = ? AND context = ?",
+            [
+                (to_blob(v), context, cid, read)
+                for (cid, read, context), v in zip(chunks, vectors, strict=True)
+            ],
         )
 
     async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
