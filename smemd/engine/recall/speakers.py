@@ -147,7 +147,7 @@ def passage_source(passage: Passage, documents: dict[str, Document]) -> str:
     """What a passage counts as one source of, whose further results follow others' best: its
     document; a turn of a transcript sent whole (a chunk that opens with its speaker, in a
     document that names none), its chunk, as if the turn had been sent alone; a memory of no
-    chunk, itself if it has no document."""
+    chunk, its document, or itself when it has none."""
     if passage.chunk is not None:
         document_id = passage.chunk.document_id
         document = documents.get(document_id)
