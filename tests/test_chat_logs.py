@@ -10,6 +10,7 @@ from typing import Any
 from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, pieces, speakers
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
+from smemd.engine.transcripts import opening_of
 from smemd.store.records import Chunk, Document
 from tests.conftest import Running
 from tests.test_api import call
@@ -66,6 +67,20 @@ def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -
     )
     assert found[4].context is None
     assert speakers(json.dumps(log)) == {"system", "user", "Ada"}
+
+
+def test_a_fact_of_a_message_keeps_its_speaker_whatever_the_name() -> None:
+    """A chat log's names are its own ("bob_smith", "system"), not only a transcript's
+    ("Caroline:"): facts are cut from what was said after any of them."""
+    content = json.dumps([{"name": "bob_smith", "content": "I moved to Leeds."},
+                          {"role": "system", "content": "Be brief."}])  # fmt: skip
+    known = speakers(content)
+    assert [opening_of(p.text, known) for p in pieces(content)] == [
+        ("bob_smith: ", "I moved to Leeds."),
+        ("system: ", "Be brief."),
+    ]
+    assert opening_of("bob_smith: I moved to Leeds.") == ("", "bob_smith: I moved to Leeds.")
+    assert opening_of("Caroline: I moved.") == ("Caroline: ", "I moved.")
 
 
 def test_what_is_no_chat_log_stays_as_it_was_sent() -> None:

@@ -58,21 +58,15 @@ def speaker_of_document(document: Document) -> frozenset[str]:
     return speaker_of(document.content)
 
 
-def turns_of(text: str, speakers: frozenset[str]) -> list[tuple[str, str]]:
-    """(the speaker's opening, what they said) for each turn of a text: it opens one when it
-    opens with a speaker, and so does each line that opens with one of `speakers` and a colon
-    (a chat log's, as smemd.engine.ingest.chat_logs writes it); text before the first is said
-    by no one known."""
-    opening = speaker_line(text[:64])
-    first, rest = (opening.group(0), text[opening.end() :]) if opening else ("", text)
-    turns: list[tuple[str, list[str]]] = [(first, [])]
-    for line in rest.split("\n"):
-        name, colon, said = line.partition(": ")
-        if colon and name in speakers:
-            turns.append((name + colon, [said]))
-        else:
-            turns[-1][1].append(line)
-    return [(prefix, "\n".join(said)) for prefix, said in turns]
+def opening_of(text: str, speakers: frozenset[str] = frozenset()) -> tuple[str, str]:
+    """The speaker a text opens with, as written ("Caroline: "), and what they said; ("", text)
+    for none. Besides the names `speaker_line` knows, a chat log's own (smemd.engine.ingest.
+    chat_logs writes each message "name: text", whatever the name: "bob_smith", "system")."""
+    name, colon, said = text.partition(": ")
+    if colon and name in speakers:
+        return name + colon, said
+    opening = speaker_line(text)
+    return (opening.group(0), text[opening.end() :]) if opening else ("", text)
 
 
 def goes_on(document: Document, previous: Document) -> bool:

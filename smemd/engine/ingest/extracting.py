@@ -13,7 +13,7 @@ import numpy as np
 from smemd.engine.dates.relative import resolve
 from smemd.engine.ingest import chat_logs, sentence_facts
 from smemd.engine.ingest.model_facts import Chatter, LlmFact, extract_facts
-from smemd.engine.transcripts import turns_of
+from smemd.engine.transcripts import opening_of
 from smemd.fleet.builtin import Embedder
 from smemd.instants import utc_day
 from smemd.store.protocol import Store
@@ -66,25 +66,25 @@ def _midnight(day: date) -> float:
 
 def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Candidate]:
     candidates: list[Candidate] = []
-    # A chat turn written as "Speaker: text", or a transcript of many. Facts are cut from what
-    # each turn says alone (a name before the colon would make "Caroline: Hey Mel!" look like
-    # content) and each keeps its speaker, so "I went to the group" still says who went.
+    # A chat turn written as "Speaker: text" (a chat log's message is a chunk so written). Facts
+    # are cut from the text alone (a name before the colon would make "Caroline: Hey Mel!" look
+    # like content) and each keeps the speaker, so "I went to the group" still says who went.
     speakers = chat_logs.speakers(doc.content)
     for chunk in chunks:
-        for prefix, text in turns_of(chunk.text, speakers):
-            for fact in sentence_facts.candidate_facts(text):
-                fact = prefix + fact
-                kind = sentence_facts.classify(fact)
-                candidates.append(
-                    Candidate(
-                        job_id=job.id,
-                        position=len(candidates),
-                        chunk_id=chunk.id,
-                        text=fact,
-                        type=kind,
-                        event_at=_sentence_date(fact, kind, doc),
-                    )
+        prefix, text = opening_of(chunk.text, speakers)
+        for fact in sentence_facts.candidate_facts(text):
+            fact = prefix + fact
+            kind = sentence_facts.classify(fact)
+            candidates.append(
+                Candidate(
+                    job_id=job.id,
+                    position=len(candidates),
+                    chunk_id=chunk.id,
+                    text=fact,
+                    type=kind,
+                    event_at=_sentence_date(fact, kind, doc),
                 )
+            )
     return candidates
 
 
