@@ -11,9 +11,11 @@ from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, pieces, speakers
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
 from smemd.engine.transcripts import opening_of
+from smemd.protocol.exports import ChunkRecord
 from smemd.store.records import Chunk, Document
 from tests.conftest import Running
 from tests.test_api import call
+from tests.test_export import records
 from tests.test_memory_api import settle
 
 SESSION = [
@@ -217,3 +219,26 @@ def test_a_turn_of_a_chat_log_is_its_speaker_s_and_a_source_of_its_own() -> None
     later = passage_of("c2", "turn", "Note: all of it, later.")
     assert passage_speaker(later, documents) == {"caroline"}
     assert passage_source(later, documents) == "turn"
+
+
+async def test_a_turn_stored_late_before_a_chat_log_leaves_its_messages_their_own_turns(
+    running: Running,
+) -> None:
+    """A turn dated before a log, and stored after it, is read again with the log's text around
+    its messages (turn_contexts.py), never with its messages: each keeps the turn before it in
+    the log."""
+    log = PREAMBLE + json.dumps(SESSION[:2])
+    status, body, _ = await call(running.unix, "POST", "http://smemd/ns/late/document/batch", json={
+        "documents": [{"content": log, "date": "2024-03-01T10:00:10Z"}]})  # fmt: skip
+    assert status == 200, body
+    await settle(running)
+    late = "Sam: Who is around to chat?"
+    status, body, _ = await call(running.unix, "POST", "http://smemd/ns/late/document/batch", json={
+        "documents": [{"content": late, "date": "2024-03-01T10:00:00Z"}]})  # fmt: skip
+    assert status == 200, body
+    await settle(running)
+    async with running.unix.get("http://smemd/ns/late/export") as response:
+        found = records(await response.read())
+    contexts = {r.text: r.context for r in found if isinstance(r, ChunkRecord)}
+    first, second = (f"{m['speaker']}: {m['content']}" for m in SESSION[:2])
+    assert contexts == {PREAMBLE.strip(): late, first: "", second: first, late: ""}, contexts
