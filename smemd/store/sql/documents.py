@@ -48,20 +48,7 @@ class DocumentReads:
             column, date, undated = "content_date", document.content_date, ""
         else:
             column, date, undated = "created_at", document.created_at, " AND content_date IS NULL"
-        rows = await self.db.execute_fetchall(
-            f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents"
-            f" WHERE namespace = ? AND {column} >= ? AND {column} <= ?{undated}"
-            f" AND ({column} < ? OR seq < ?) ORDER BY {column} DESC, seq DESC LIMIT ?",
-            [chars, document.namespace, date - limit * gap_s, date, date, document.seq, limit],
-        )
-        turns = []
-        for turn in to_records(Document, list(rows)):
-            when: float = getattr(turn, column)  # not None: the query's bounds
-            if date - when > gap_s:
-                break
-            turns.append(turn)
-            date = when
-        return turns
+        return await self._session_turns(document, column, date, undated, "<", limit, chars, gap_s)
 
     async def turns_after(
         self, document: Document, limit: int, chars: int, gap_s: float
@@ -72,26 +59,39 @@ class DocumentReads:
         it follows every undated one stored before it."""
         if document.content_date is None:
             return []
-        date = document.content_date
-        # Those at its instant stored after it, then those dated after it: two scans of the
-        # session index that each start where they should, where one with an OR would read
-        # every document of its instant (a client that dates by the day stores thousands).
-        select = f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents WHERE namespace = ?"
+        return await self._session_turns(
+            document, "content_date", document.content_date, "", ">", limit, chars, gap_s
+        )
+
+    async def _session_turns(
+        self, document: Document, column: str, date: float, undated: str, way: str,
+        limit: int, chars: int, gap_s: float,
+    ) -> list[Document]:  # fmt: skip
+        """The turns on one side (`way`, "<" or ">") of `document` in its session, the nearest
+        first. Those at its instant, then those at other instants: two scans of the session
+        index that each start where they should, where one with an OR would read every document
+        of its instant stored on the other side (a client that dates by the day stores
+        thousands, and a batch added at once is chunked while the rest of it is stored)."""
+        order = "DESC" if way == "<" else "ASC"
+        select = f"SELECT {DOCUMENT_OPENING_COLUMNS} FROM documents WHERE namespace = ?{undated}"
         rows = list(await self.db.execute_fetchall(
-            f"{select} AND content_date = ? AND seq > ? ORDER BY seq LIMIT ?",
+            f"{select} AND {column} = ? AND seq {way} ? ORDER BY seq {order} LIMIT ?",
             [chars, document.namespace, date, document.seq, limit],
         ))  # fmt: skip
         if len(rows) < limit:
+            # No farther than `limit` gaps: past that, the session has ended or the limit is met.
+            edge, beyond = (
+                (date - limit * gap_s, ">=") if way == "<" else (date + limit * gap_s, "<=")
+            )
             rows += await self.db.execute_fetchall(
-                f"{select} AND content_date > ? AND content_date <= ?"
-                " ORDER BY content_date, seq LIMIT ?",
-                [chars, document.namespace, date, date + limit * gap_s, limit - len(rows)],
+                f"{select} AND {column} {way} ? AND {column} {beyond} ?"
+                f" ORDER BY {column} {order}, seq {order} LIMIT ?",
+                [chars, document.namespace, date, edge, limit - len(rows)],
             )
         turns = []
         for turn in to_records(Document, rows):
-            when = turn.content_date
-            assert when is not None  # the query's bounds
-            if when - date > gap_s:
+            when: float = getattr(turn, column)  # not None: the query's bounds
+            if abs(when - date) > gap_s:
                 break
             turns.append(turn)
             date = when
