@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import tempfile
 import time
@@ -44,6 +45,7 @@ from tests.daemon_process import DaemonProcess
 CONVERSATIONS = 2
 LIMIT = 10  # memorybench's search limit (Dec 2025)
 THRESHOLD = 0.3  # memorybench's, and v5's default
+_EMPHASIS = re.compile(r"\*\*|__|`")  # what a fact is cleaned of (sentence_facts)
 
 
 @dataclass
@@ -149,12 +151,17 @@ def turns_of(text: str, session_id: str, sessions: dict[str, Session]) -> list[s
         if at >= 0:
             end = at + len(text)
             return [d for d, (s, e) in session.turns.items() if s < end and at < e]
-        # A message read as a turn ("Caroline: …", or a piece of a long one), or a fact of it.
-        said = said_text(text)
+        # A message read as a turn ("Caroline: …", or a piece of a long one), or a fact of it
+        # (cleaned as facts are: "church  friends", "We`ve" -> "church friends", "Weve").
+        said = _plain(said_text(text))
         for turn, message in session.said.items():
-            if said and said in message:
+            if said and said in _plain(message):
                 return [turn]
     return None
+
+
+def _plain(text: str) -> str:
+    return " ".join(_EMPHASIS.sub("", text).split())
 
 
 def rank(
