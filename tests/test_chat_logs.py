@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, pieces, speakers
+from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, is_caption, pieces, speakers
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
 from smemd.engine.transcripts import opening_of
@@ -25,13 +25,19 @@ SESSION = [
     {"role": "user", "content": "I went to a support group yesterday. It was so powerful.",
      "speaker": "Caroline"},
 ]  # fmt: skip
-PREAMBLE = "Here is the session as a stringified JSON:\n"
+# memorybench's provider sends each session after a caption that says only when it was.
+PREAMBLE = (
+    "Here is the date the following session took place: 1:56 pm on 8 May, 2023\n\n"
+    "Here is the session as a stringified JSON:\n"
+)
+# Text of its own around a log.
+NOTE = "Notes from our call about the adoption agencies:\n"
 
 
 def test_each_message_of_a_log_is_a_turn_read_with_the_short_turn_before_it() -> None:
-    content = PREAMBLE + json.dumps(SESSION, separators=(",", ":"))
+    content = NOTE + json.dumps(SESSION, separators=(",", ":"))
     assert pieces(content) == [
-        Piece(PREAMBLE, None),  # the document's own context, as any text
+        Piece(NOTE, None),  # the document's own context, as any text
         Piece("Caroline: Hey Mel! How have you been?", ""),
         Piece(
             "Melanie: Swamped with the kids & work. Anything new?",
@@ -43,6 +49,30 @@ def test_each_message_of_a_log_is_a_turn_read_with_the_short_turn_before_it() ->
         ),
     ]
     assert speakers(content) == {"Caroline", "Melanie"}
+    # A caption is no piece: the messages' contexts are as they were.
+    assert pieces(PREAMBLE + json.dumps(SESSION)) == pieces(content)[1:]
+
+
+def test_text_around_a_log_that_says_only_that_it_follows_and_when_is_its_caption() -> None:
+    for caption in [
+        PREAMBLE,
+        "Here is the session as a stringified JSON:",
+        "Session date: 2023-05-08T13:56:00.000Z",
+        "The following conversation took place on Monday, 8 May 2023 at 13:56 UTC.",
+        "Chat history (2024-03-01 10:00:00+01:00):",
+        "Messages:",
+        "\n\n",
+        "",
+    ]:
+        assert is_caption(caption), caption
+    for text in [
+        NOTE,
+        "Here is what Bob said:",
+        "We moved the database to Postgres in May.",
+        "Transcript of the call with ACME on 8 May 2023:",
+        "Session date: 8 May 2023. " * 20,  # past a caption's length
+    ]:
+        assert not is_caption(text), text
 
 
 def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -> None:
@@ -54,13 +84,13 @@ def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -
         {"role": "assistant", "name": "Ada", "content": "4.\n\n```py\nprint(2 + 2)\n```"},
         {"role": "assistant", "name": "Ada", "content": "Anything else?"},
     ]  # fmt: skip
-    found = pieces(json.dumps(log, indent=2) + "\n\nThat was all.")
+    found = pieces(json.dumps(log, indent=2) + "\n\nAda logged off at noon.")
     assert [piece.text for piece in found] == [
         "system: Be brief.",
         "user: What is  2+2?",
         "Ada: 4.\n\n```py\nprint(2 + 2)\n```",
         "Ada: Anything else?",
-        "\n\nThat was all.",
+        "\n\nAda logged off at noon.",
     ]
     # A message that goes on its speaker's last is read with the turns before that too, as
     # far as they fit, each on a line.
@@ -103,11 +133,13 @@ def test_what_is_no_chat_log_stays_as_it_was_sent() -> None:
 
 def test_each_log_of_a_document_is_read_and_the_text_between_kept() -> None:
     one, two = json.dumps(SESSION[:1]), json.dumps(SESSION[1:2])
-    assert [p.text for p in pieces(f"Monday:\n{one}\nTuesday:\n{two}\n")] == [
-        "Monday:\n",
+    content = f"At the cafe:\n{one}\nMonday:\n{two}\nLater, at the park:\n"
+    assert [p.text for p in pieces(content)] == [
+        "At the cafe:\n",
         "Caroline: Hey Mel! How have you been?",
-        "\nTuesday:\n",
+        # "Monday:" only says when: a caption
         "Melanie: Swamped with the kids & work. Anything new?",
+        "\nLater, at the park:\n",
     ]
 
 
@@ -138,10 +170,9 @@ async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_t
     )
     assert status == 200, doc
     assert doc["content"] == content  # as it was sent
-    # A chunk a message, as if each had been sent alone.
+    # A chunk a message, as if each had been sent alone; the caption is none.
     assert [chunk["content"] for chunk in doc["chunks"]] == [
-        PREAMBLE.strip(),
-        *(f"{m['speaker']}: {m['content']}" for m in SESSION),
+        f"{m['speaker']}: {m['content']}" for m in SESSION
     ]
     memories = {m["memory"] for m in doc["memories"]}
     # Each fact keeps who said it, a later sentence of a turn too.
@@ -154,6 +185,16 @@ async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_t
     )  # fmt: skip
     assert status == 200, found
     assert found["results"][0]["memory"].startswith("Caroline: I went to a support group"), found
+    # A question that names the session's date finds what was said then, and never the
+    # caption that says when it was: every passage is in these results.
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/ns/bench/search",
+        json={"query": "What did Caroline say on 8 May, 2023?", "limit": 20, "threshold": 0},
+    )  # fmt: skip
+    assert status == 200, found
+    said = [r.get("memory") or r["chunk"] for r in found["results"]]
+    assert said[0].startswith("Caroline: "), said
+    assert not any("took place" in text or "JSON" in text for text in said), said
 
 
 async def test_a_question_about_one_speaker_of_a_chat_log_finds_their_turn(
@@ -212,9 +253,9 @@ def test_a_turn_of_a_chat_log_is_its_speaker_s_and_a_source_of_its_own() -> None
     melanie = passage_of("c1", "log", "Melanie: Swamped with the kids & work. Anything new?")
     assert passage_speaker(melanie, documents) == {"melanie"}
     assert passage_source(melanie, documents) == "c1"
-    preamble = passage_of("c0", "log", PREAMBLE.strip())
-    assert passage_speaker(preamble, documents) == frozenset()
-    assert passage_source(preamble, documents) == "log"
+    note = passage_of("c0", "log", NOTE.strip())
+    assert passage_speaker(note, documents) == frozenset()
+    assert passage_source(note, documents) == "log"
     # A document that opens with its speaker is theirs, whatever a later chunk opens with.
     later = passage_of("c2", "turn", "Note: all of it, later.")
     assert passage_speaker(later, documents) == {"caroline"}
@@ -227,7 +268,7 @@ async def test_a_turn_stored_late_before_a_chat_log_leaves_its_messages_their_ow
     """A turn dated before a log, and stored after it, is read again with the log's text around
     its messages (turn_contexts.py), never with its messages: each keeps the turn before it in
     the log."""
-    log = PREAMBLE + json.dumps(SESSION[:2])
+    log = NOTE + json.dumps(SESSION[:2])
     status, body, _ = await call(running.unix, "POST", "http://smemd/ns/late/document/batch", json={
         "documents": [{"content": log, "date": "2024-03-01T10:00:10Z"}]})  # fmt: skip
     assert status == 200, body
@@ -241,4 +282,4 @@ async def test_a_turn_stored_late_before_a_chat_log_leaves_its_messages_their_ow
         found = records(await response.read())
     contexts = {r.text: r.context for r in found if isinstance(r, ChunkRecord)}
     first, second = (f"{m['speaker']}: {m['content']}" for m in SESSION[:2])
-    assert contexts == {PREAMBLE.strip(): late, first: "", second: first, late: ""}, contexts
+    assert contexts == {NOTE.strip(): late, first: "", second: first, late: ""}, contexts

@@ -8,7 +8,8 @@ messages (`Anything new?","speaker":"Melanie"},{"role":"user","content":"I went 
 was said, and by whom, is lost in its punctuation. Read here, each message is a turn as if it
 had been sent as a document of its own: "Melanie: Anything new?", chunked alone and read with
 the short turn before it, each fact keeping its speaker (smemd.engine.ingest.extracting). The
-document's content stays as it was sent.
+text around a log is a passage of its own, unless it only says that the log follows and when
+(`is_caption`). The document's content stays as it was sent.
 
 A log is a JSON array, opening a line, of objects that each say who speaks (`speaker`, `name`,
 `author`, `sender` or `from`, else `role`) and what (`content`, `text`, `message` or `body`: a
@@ -25,6 +26,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from smemd.engine.index.words import STOPWORDS
 from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, Chunk, chunk_text, context_of
 
 _ARRAY_OPENING = re.compile(r"^[ \t]*(\[)\s*\{", re.MULTILINE)
@@ -34,6 +36,19 @@ MAX_TRIES = 16
 SPEAKER_FIELDS = ("speaker", "name", "author", "sender", "from")
 TEXT_FIELDS = ("content", "text", "message", "body")
 MAX_SPEAKER_CHARS = 64  # a longer "name" is not one
+MAX_CAPTION_CHARS = 300
+# The words of a caption: what says a log follows, what it is, and when.
+_FRAMING = frozenset(
+    """here following follows below above session sessions conversation conversations chat
+    chats log logs transcript transcripts dialogue dialog message messages history json
+    stringified date time timestamp took take place held started began begins recorded pm am
+    utc gmt morning afternoon evening night day today yesterday monday tuesday wednesday
+    thursday friday saturday sunday january february march april may june july august
+    september october november december jan feb mar apr jun jul aug sep sept oct nov dec
+    st nd rd th""".split()
+)
+_CAPTION_WORD = re.compile(r"[^\W\d_]+")
+_ISO_INSTANT = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+)?(?:Z|[+-]\d\d:?\d\d)?")
 
 
 class Piece(NamedTuple):
@@ -50,7 +65,7 @@ def pieces(content: str) -> list[Piece]:
     found: list[Piece] = []
     done = 0  # the content before this is in `found`
     for start, end, turns in _logs(content):
-        if content[done:start].strip():
+        if not is_caption(content[done:start]):
             found.append(Piece(content[done:start], None))
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
@@ -58,9 +73,22 @@ def pieces(content: str) -> list[Piece]:
             goes_on = i > 0 and turns[i - 1][0] == who
             found.append(Piece(said[i], context_of(said[i], before, goes_on)))
         done = end
-    if content[done:].strip() or not found:
+    if not found or not is_caption(content[done:]):
         found.append(Piece(content[done:], None))
     return found
+
+
+def is_caption(text: str) -> bool:
+    """Whether text around a chat log says nothing but that the log follows and when: its
+    words all framing, small words, dates and times ("Here is the session as a stringified
+    JSON:", "Session date: 2023-05-08", "The following conversation took place at 1:56 pm on
+    8 May, 2023"). Such a caption is no passage of its own: found first for every question
+    that names a date, it would stand in the place of what was said then. Blank text is one."""
+    if len(text) > MAX_CAPTION_CHARS:
+        return False
+    words = _CAPTION_WORD.findall(_ISO_INSTANT.sub(" ", text).lower())
+    # A letter alone is part of a time ("1:56 p.m.") or a list's mark, not something said.
+    return all(w in STOPWORDS or w in _FRAMING or len(w) == 1 for w in words)
 
 
 def cut(content: str) -> list[tuple[Chunk, str | None]]:
