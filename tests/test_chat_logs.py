@@ -195,6 +195,30 @@ async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_t
     said = [r.get("memory") or r["chunk"] for r in found["results"]]
     assert said[0].startswith("Caroline: "), said
     assert not any("took place" in text or "JSON" in text for text in said), said
+    # memorybench's answering model reads when each result was said from its metadata alone.
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/v4/search",
+        json={"q": "Where did Caroline go yesterday?", "containerTag": "bench", "limit": 10,
+              "threshold": 0.3, "searchMode": "hybrid", "include": {"chunks": True}},
+    )  # fmt: skip
+    assert status == 200, found
+    assert found["results"], found
+    for result in found["results"]:
+        told = result["metadata"]["temporalContext"]
+        assert told["documentDate"] == "2023-05-08T13:56:00.000Z", result
+        assert result["metadata"]["sessionId"] == "conv-1-session_1", result
+    # A date a client gives a memory is shown as it gave it.
+    update = {"containerTag": "bench", "id": found["results"][0]["id"], "newContent":
+              "Caroline went to a support group.", "temporalContext": {"eventDate": ["2023-05-07"]}}  # fmt: skip
+    status, out, _ = await call(running.unix, "PATCH", "http://smemd/v4/memories", json=update)
+    assert status == 200, out
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/v4/search",
+        json={"q": "Caroline went to a support group", "containerTag": "bench"},
+    )  # fmt: skip
+    assert status == 200, found
+    mine = [r for r in found["results"] if r["id"] == out["id"]]
+    assert mine and mine[0]["metadata"]["temporalContext"] == {"eventDate": ["2023-05-07"]}, found
 
 
 async def test_a_question_about_one_speaker_of_a_chat_log_finds_their_turn(

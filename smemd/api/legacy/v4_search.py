@@ -6,12 +6,17 @@ puts under each memory the chunk it was read from (a chunk found on its own as w
 not repeated beside it); `include.relatedMemories` adds its versions and links as `context`;
 `include.documents` / `summaries` its document. `rerank` / `aggregate` are v5's "order" /
 "aggregate"; left out, smem's default holds.
+
+Each result's metadata says when, as Supermemory's does: `temporalContext.documentDate`, the
+date of the document it was read from, and `eventDate`, the date of the event a memory tells,
+when known (a client's own `temporalContext`, set through `PATCH /v4/memories`, is kept as it
+is). memorybench's Supermemory provider gives its answering model the dates from there alone.
 """
 
 from __future__ import annotations
 
 import time
-from typing import Literal
+from typing import Any, Literal
 
 from aiohttp import web
 
@@ -68,8 +73,7 @@ async def run(request: web.Request, ns: str, body: V4Search) -> V4SearchResponse
     if isinstance(translated, Filter):
         query.filter = translated
     hits = await engine.hydration.hits(
-        await engine.recall.search(ns, query),
-        documents=body.include.documents or body.include.summaries, sources=embeds,
+        await engine.recall.search(ns, query), documents=True, sources=embeds,
         related=RELATED_LIMIT if body.include.related_memories else 0,
     )  # fmt: skip
     results = _render(hits, body, embeds)
@@ -84,7 +88,7 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
         hit = hydrated.hit
         if hit.memory is not None:
             m = hit.memory
-            result = _memory(hit, m)
+            result = _memory(hit, m, hydrated.document)
             if embeds:
                 source = hydrated.source
                 score = ranked_chunks.get(m.chunk_id or "", hit.similarity)
@@ -96,6 +100,7 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
             # under a memory read from it: the ranking is v5's, result for result.
             assert hit.chunk is not None
             result = _chunk_result(hit)
+            result.metadata = _dated(result.metadata, hit.document, None)
         document = hydrated.document
         if (body.include.documents or body.include.summaries) and document is not None:
             result.documents = [_document(document, body.include.documents)]
@@ -103,12 +108,26 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
     return results
 
 
-def _memory(hit: Hit, m: Memory) -> V4Result:
+def _memory(hit: Hit, m: Memory, document: Document | None) -> V4Result:
     return V4Result(
         id=m.id, memory=m.text, similarity=round(hit.similarity, 4),
-        updated_at=render.iso(m.updated_at) or "", metadata=m.metadata, version=m.version,
-        root_memory_id=m.root_id if m.root_id != m.id else None,
+        updated_at=render.iso(m.updated_at) or "", metadata=_dated(m.metadata, document, m),
+        version=m.version, root_memory_id=m.root_id if m.root_id != m.id else None,
     )  # fmt: skip
+
+
+def _dated(
+    metadata: dict[str, Any], document: Document | None, memory: Memory | None
+) -> dict[str, Any]:
+    """`metadata` with its `temporalContext`: the document's date and the memory's event's."""
+    if "temporalContext" in metadata:
+        return metadata
+    told: dict[str, Any] = {}
+    if document is not None and document.content_date is not None:
+        told["documentDate"] = render.iso(document.content_date)
+    if memory is not None and memory.event_at is not None:
+        told["eventDate"] = [render.iso(memory.event_at)]
+    return {**metadata, "temporalContext": told} if told else metadata
 
 
 def _chunk_result(hit: Hit) -> V4Result:
