@@ -23,9 +23,14 @@ import resource
 import socket
 import time
 from collections.abc import Callable
+from http import HTTPStatus
 from typing import Any
 
+import msgspec
 from aiohttp import web
+from aiohttp.web_request import BaseRequest
+
+from smemd.protocol import ErrorBody
 
 log = logging.getLogger("smemd.daemon")
 
@@ -220,11 +225,31 @@ class _Place:
 
 
 class _Counted(web.RequestHandler):
-    """aiohttp's request handler, giving its place back when its connection ends."""
+    """aiohttp's request handler, giving its place back when its connection ends, and refusing
+    what aiohttp cannot parse as every error is refused."""
 
     def __init__(self, release: Callable[[], None], server: web.Server, **options: Any) -> None:
         super().__init__(server, **options)
         self._release = release
+
+    def handle_error(
+        self, request: BaseRequest, status: int = 500, exc: BaseException | None = None,
+        message: str | None = None,
+    ) -> web.StreamResponse:  # fmt: skip
+        """A request aiohttp could not read (a request line or header past 8190 bytes, a
+        malformed one) gets `{"error", "details"}` in JSON, not aiohttp's plain text; the
+        connection closes, as aiohttp closes it."""
+        super().handle_error(request, status, exc, message)  # logs it; raises if a reply began
+        known = status in HTTPStatus._value2member_map_ and 400 <= status < 600
+        status = status if known else 500
+        details = (message or "") if status < 500 else "the request could not be read"
+        error = ErrorBody(error=HTTPStatus(status).phrase.lower(), details=details)
+        # smemd.api.wire.error_reply's reply, built here: smemd.api imports this module.
+        reply = web.Response(
+            body=msgspec.json.encode(error), status=status, content_type="application/json"
+        )
+        reply.force_close()
+        return reply
 
     def connection_lost(self, exc: BaseException | None) -> None:
         super().connection_lost(exc)

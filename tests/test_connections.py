@@ -5,6 +5,7 @@ table pauses accepting with one line in the log, and a client that leaves mid-bo
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import os
 import resource
@@ -249,3 +250,26 @@ def test_smemd_raises_its_descriptor_limit_and_fits_its_caps_to_it(short_dir: Pa
         assert "Traceback" not in log and "Errno 24" not in log, log[-2000:]
     finally:
         process.kill()
+
+
+async def test_a_request_aiohttp_cannot_read_is_refused_in_json(running: Running) -> None:
+    """A request line past aiohttp's 8190 bytes, or a malformed header, never reaches a route:
+    it is refused as any error is, `{"error", "details"}`, and the connection closes."""
+    for raw in (
+        b"GET /ns/n/entities/suggestions?limit=" + b"9" * 9000 + b" HTTP/1.1\r\nHost: x\r\n\r\n",
+        b"GET /v1/health HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n",
+    ):
+        conn = await tcp(running)
+        await conn.send(raw)
+        reply = await asyncio.wait_for(conn.reader.read(), 10)  # then the connection closes
+        conn.writer.close()
+        head, _, body = reply.partition(b"\r\n\r\n")
+        assert head.split(b"\r\n")[0].endswith(b" 400 Bad Request"), reply[:300]
+        assert b"Content-Type: application/json" in head, head
+        error = json.loads(body)
+        assert error["error"] == "bad request" and error["details"], error
+    # The daemon serves on.
+    conn = await tcp(running)
+    await conn.send(HEALTH)
+    assert (await asyncio.wait_for(conn.reader.readline(), 10)).startswith(b"HTTP/1.1 200")
+    conn.writer.close()
