@@ -224,6 +224,9 @@ class _Place:
             self.listener = None
 
 
+_CLIENT_ERRORS = frozenset(s.value for s in HTTPStatus if 400 <= s.value < 500)
+
+
 class _Counted(web.RequestHandler):
     """aiohttp's request handler, giving its place back when its connection ends, and refusing
     what aiohttp cannot parse as every error is refused."""
@@ -240,10 +243,9 @@ class _Counted(web.RequestHandler):
         malformed one) gets `{"error", "details"}` in JSON, not aiohttp's plain text; the
         connection closes, as aiohttp closes it."""
         super().handle_error(request, status, exc, message)  # logs it; raises if a reply began
-        known = status in HTTPStatus._value2member_map_ and 400 <= status < 600
-        status = status if known else 500
-        details = (message or "") if status < 500 else "the request could not be read"
-        error = ErrorBody(error=HTTPStatus(status).phrase.lower(), details=details)
+        if status not in _CLIENT_ERRORS:
+            status, message = 500, "the request could not be read"
+        error = ErrorBody(error=HTTPStatus(status).phrase.lower(), details=message or "")
         # smemd.api.wire.error_reply's reply, built here: smemd.api imports this module.
         reply = web.Response(
             body=msgspec.json.encode(error), status=status, content_type="application/json"

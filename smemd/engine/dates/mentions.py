@@ -43,3 +43,8 @@ _MAY = re.compile(
 def tells_time(text: str) -> bool:
     """Whether `text` states when (or for how long) something happened."""
     return _TIME.search(text) is not None or _MAY.search(text) is not None
+
+
+def without_times(text: str) -> str:
+    """`text` with what `tells_time` finds in it left out."""
+    return _MAY.sub(" ", _TIME.sub(" ", text))

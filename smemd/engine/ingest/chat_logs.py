@@ -26,6 +26,7 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from smemd.engine.dates.mentions import without_times
 from smemd.engine.index.words import STOPWORDS
 from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, Chunk, chunk_text, context_of
 
@@ -37,15 +38,13 @@ SPEAKER_FIELDS = ("speaker", "name", "author", "sender", "from")
 TEXT_FIELDS = ("content", "text", "message", "body")
 MAX_SPEAKER_CHARS = 64  # a longer "name" is not one
 MAX_CAPTION_CHARS = 300
-# The words of a caption: what says a log follows, what it is, and when.
+# The words of a caption besides dates (smemd.engine.dates.mentions): what says a log follows,
+# what it is, and the words of a time of day.
 _FRAMING = frozenset(
     """here following follows below above session sessions conversation conversations chat
     chats log logs transcript transcripts dialogue dialog message messages history json
     stringified date time timestamp took take place held started began begins recorded pm am
-    utc gmt morning afternoon evening night day today yesterday monday tuesday wednesday
-    thursday friday saturday sunday january february march april may june july august
-    september october november december jan feb mar apr jun jul aug sep sept oct nov dec
-    st nd rd th""".split()
+    utc gmt morning afternoon evening day st nd rd th""".split()
 )
 _CAPTION_WORD = re.compile(r"[^\W\d_]+")
 _ISO_INSTANT = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+)?(?:Z|[+-]\d\d:?\d\d)?")
@@ -86,7 +85,7 @@ def is_caption(text: str) -> bool:
     that names a date, it would stand in the place of what was said then. Blank text is one."""
     if len(text) > MAX_CAPTION_CHARS:
         return False
-    words = _CAPTION_WORD.findall(_ISO_INSTANT.sub(" ", text).lower())
+    words = _CAPTION_WORD.findall(without_times(_ISO_INSTANT.sub(" ", text)).lower())
     # A letter alone is part of a time ("1:56 p.m.") or a list's mark, not something said.
     return all(w in STOPWORDS or w in _FRAMING or len(w) == 1 for w in words)
 
