@@ -10,6 +10,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
     python3 -m tests.bench.convert reactions SRC OUT [--share S]
     python3 -m tests.bench.convert texting SRC OUT [--share S]
     python3 -m tests.bench.convert qmsum SRC... OUT [--max-evidence E]
+    python3 -m tests.bench.convert friendsqa SRC... OUT
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -41,6 +42,9 @@ text: lower-case, without the apostrophes of contractions or a closing period, a
 `qmsum`: QMSum's meetings as they were spoken, a series' meetings a conversation, and the
 questions about what was said in them (tests/bench/qmsum.py); SRC is one or more of its
 directories of meetings.
+
+`friendsqa`: FriendsQA's scenes of a sitcom, an episode a conversation, and the questions on
+what was said in them (tests/bench/friendsqa.py); SRC is one or more of its `dat/*.json` files.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from tests.bench.friendsqa import friendsqa
 from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
 from tests.bench.messages import messages
@@ -183,6 +188,9 @@ def main() -> None:
     meet.add_argument(
         "--max-evidence", type=int, default=30, help="a question's evidence turns at most (30)"
     )
+    friends = kinds.add_parser("friendsqa", help="FriendsQA (its dat/*.json files)")
+    friends.add_argument("sources", type=Path, nargs="+")
+    friends.add_argument("out", type=Path)
     args = parser.parse_args()
     if args.kind == "messages":
         samples = messages(json.loads(args.source.read_text()))
@@ -192,6 +200,8 @@ def main() -> None:
         samples = texting(json.loads(args.source.read_text()), args.share)
     elif args.kind == "memorycode":
         samples = memorycode(args.source, args.conversations, args.sessions)
+    elif args.kind == "friendsqa":
+        samples = friendsqa(args.sources)
     elif args.kind == "qmsum":
         samples = qmsum(args.sources, args.max_evidence)
     elif args.kind == "prefeval":
