@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, is_caption, pieces, speakers
+from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, cut, is_caption, pieces, speakers
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
 from smemd.engine.transcripts import opening_of
@@ -73,6 +73,25 @@ def test_text_around_a_log_that_says_only_that_it_follows_and_when_is_its_captio
         "Session date: 8 May 2023. " * 20,  # past a caption's length
     ]:
         assert not is_caption(text), text
+
+
+def test_a_caption_tells_when_its_log_took_place() -> None:
+    log = json.dumps(SESSION)
+    may_8 = 1683554160.0  # 2023-05-08T13:56:00Z
+    for content, told in [
+        (PREAMBLE + log, may_8),
+        ("Session date: 2023-05-08T13:56:00Z\n" + log, may_8),
+        ("The following conversation took place on 8 May 2023 at 13:56.\n" + log, may_8),
+        (log + "\n\nRecorded 8 May, 2023, 1:56 p.m.", may_8),  # after it
+        ("Session date: 2023-05-08\n" + log, may_8 - 13 * 3600 - 56 * 60),  # its day alone
+        ("Here is the session as a stringified JSON:\n" + log, None),  # no date
+        # Text of its own is a passage, whatever date it names, and tells none.
+        ("Transcript of the call with ACME on 8 May 2023:\n" + log, None),
+        ("Session date: 2023-05-08 13:56", None),  # no log: the text is what was sent
+    ]:
+        assert cut(content).told == told, content
+    # The caption is no chunk.
+    assert [c.text for c, _ in cut(PREAMBLE + log).chunks] == [p.text for p in pieces(log)]
 
 
 def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -> None:
@@ -219,6 +238,38 @@ async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_t
     assert status == 200, found
     mine = [r for r in found["results"] if r["id"] == out["id"]]
     assert mine and mine[0]["metadata"]["temporalContext"] == {"eventDate": ["2023-05-07"]}, found
+
+
+async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Running) -> None:
+    async def document_date(question: str) -> set[str]:
+        status, found, _ = await call(
+            running.unix, "POST", "http://smemd/v4/search",
+            json={"q": question, "containerTag": "dated", "limit": 10, "threshold": 0},
+        )  # fmt: skip
+        assert status == 200, found
+        return {r["metadata"]["temporalContext"].get("documentDate") for r in found["results"]}
+
+    await add_v3(running, {
+        "content": PREAMBLE + json.dumps(SESSION), "containerTag": "dated",
+        "metadata": {"sessionId": "s1"},
+    })  # fmt: skip
+    # A date its add or metadata gives is its date, whatever its caption says.
+    later = [{"role": "user", "speaker": "Caroline", "content": "The adoption agency called."}]
+    await add_v3(running, {
+        "content": PREAMBLE + json.dumps(later), "containerTag": "dated",
+        "metadata": {"sessionId": "s2", "date": "2023-06-01T09:00:00.000Z"},
+    })  # fmt: skip
+    await settle(running)
+    assert await document_date("Where did Caroline go?") >= {"2023-05-08T13:56:00.000Z"}
+    assert await document_date("Who called Caroline?") >= {"2023-06-01T09:00:00.000Z"}
+    # The day it names now finds what was said that day first.
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/ns/dated/search",
+        json={"query": "What did Caroline say on 8 May, 2023?", "limit": 3, "threshold": 0},
+    )  # fmt: skip
+    assert status == 200, found
+    first = found["results"][0]
+    assert "adoption agency" not in (first.get("memory") or first["chunk"]), found
 
 
 async def test_a_question_about_one_speaker_of_a_chat_log_finds_their_turn(

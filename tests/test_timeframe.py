@@ -1,4 +1,4 @@
-"""Dates a query names, as the windows recall favours."""
+"""Dates a query names, as the windows recall favours, and the instant a log's caption tells."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from smemd.engine.dates.absolute import timeframe
+from smemd.engine.dates.stated import told_instant
 
 
 def at(text: str) -> float:
@@ -55,3 +56,24 @@ def test_no_absolute_date_means_no_window(query: str) -> None:
 def test_a_day_is_not_read_again_as_its_month() -> None:
     frame = timeframe("on 3 May 2023")
     assert len(frame.spans) == 1 and not frame.months
+
+
+@pytest.mark.parametrize(
+    ("text", "instant"),
+    [
+        ("Here is the date the following session took place: 1:56 pm on 8 May, 2023",
+         "2023-05-08T13:56:00+00:00"),
+        ("12:30 am on 1 January, 2024", "2024-01-01T00:30:00+00:00"),
+        ("12 pm, March 3 2022", "2022-03-03T12:00:00+00:00"),
+        ("Session of 2023-05-08 9:05", "2023-05-08T09:05:00+00:00"),
+        ("Session of 2023-05-08T09:05:00+02:00", "2023-05-08T07:05:00+00:00"),
+        ("31 February 2023, then 1 March 2023", "2023-03-01T00:00:00+00:00"),
+        ("at 13:56", None),  # no day
+        ("in May 2023", None),  # a month is no day
+    ],
+)  # fmt: skip
+def test_a_caption_tells_the_instant_of_the_day_and_time_it_names(
+    text: str, instant: str | None
+) -> None:
+    told = told_instant(text)
+    assert (told and datetime.fromtimestamp(told, UTC).isoformat()) == instant

@@ -104,6 +104,26 @@ def timeframe(text: str) -> Timeframe:
     return Timeframe(tuple(spans), frozenset(months))
 
 
+def first_day(text: str) -> datetime | None:
+    """The first date to the day that `text` names ("8 May, 2023", "May 8 2023", "2023-05-08"),
+    as the start of its UTC day, else None."""
+    days = [
+        (match.start(), day)
+        for precision, pattern in _PATTERNS
+        if precision == "day"
+        for match in pattern.finditer(text)
+        if (day := _day(match)) is not None
+    ]
+    return min(days)[1] if days else None
+
+
+def _day(match: re.Match[str]) -> datetime | None:
+    try:
+        return datetime(int(match["year"]), _month(match["month"]), int(match["day"]), tzinfo=UTC)
+    except ValueError:
+        return None  # "31 February 2023"
+
+
 def _reach(before: str, start: datetime, end: datetime) -> tuple[datetime, datetime]:
     """A date's window widened by "the week before" or "the day after" written ahead of it."""
     near = _NEXT_TO.search(before[-40:])

@@ -9,7 +9,8 @@ was said, and by whom, is lost in its punctuation. Read here, each message is a 
 had been sent as a document of its own: "Melanie: Anything new?", chunked alone and read with
 the short turn before it, each fact keeping its speaker (smemd.engine.ingest.extracting). The
 text around a log is a passage of its own, unless it only says that the log follows and when
-(`is_caption`). The document's content stays as it was sent.
+(`is_caption`): then the instant it tells dates a document sent without a date. The document's
+content stays as it was sent.
 
 A log is a JSON array, opening a line, of objects that each say who speaks (`speaker`, `name`,
 `author`, `sender` or `from`, else `role`) and what (`content`, `text`, `message` or `body`: a
@@ -27,6 +28,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from smemd.engine.dates.mentions import without_times
+from smemd.engine.dates.stated import ISO_INSTANT, told_instant
 from smemd.engine.index.words import STOPWORDS
 from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, Chunk, chunk_text, context_of
 
@@ -47,7 +49,6 @@ _FRAMING = frozenset(
     utc gmt morning afternoon evening day st nd rd th""".split()
 )
 _CAPTION_WORD = re.compile(r"[^\W\d_]+")
-_ISO_INSTANT = re.compile(r"\d{4}-\d\d-\d\d(?:[T ][\d:.]+)?(?:Z|[+-]\d\d:?\d\d)?")
 
 
 class Piece(NamedTuple):
@@ -58,23 +59,47 @@ class Piece(NamedTuple):
     context: str | None
 
 
+class Cut(msgspec.Struct, frozen=True):
+    """A document's chunks, each with its own context when it is a chat log's message (None:
+    its document's, for the text around a log), and the instant its log's caption tells."""
+
+    chunks: list[tuple[Chunk, str | None]]
+    told: float | None
+
+
 def pieces(content: str) -> list[Piece]:
     """The content cut where its chat logs start and end: the text around them as it is, and
     each message a piece of its own, "Speaker: what they said", read with the turns before it."""
+    return _read(content)[0]
+
+
+def _read(content: str) -> tuple[list[Piece], float | None]:
+    """`pieces`, and the instant the first caption that tells one tells (a caption is no piece,
+    but its date dates a document sent without one)."""
     found: list[Piece] = []
+    told: list[float] = []
     done = 0  # the content before this is in `found`
     for start, end, turns in _logs(content):
-        if not is_caption(content[done:start]):
-            found.append(Piece(content[done:start], None))
+        _put_around(content[done:start], found, told)
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
             goes_on = i > 0 and turns[i - 1][0] == who
             found.append(Piece(said[i], context_of(said[i], before, goes_on)))
         done = end
-    if not found or not is_caption(content[done:]):
-        found.append(Piece(content[done:], None))
-    return found
+    if not found:
+        found.append(Piece(content, None))
+    else:
+        _put_around(content[done:], found, told)
+    return found, told[0] if told else None
+
+
+def _put_around(text: str, found: list[Piece], told: list[float]) -> None:
+    """Text around a log: a piece, or a caption, whose instant is kept."""
+    if not is_caption(text):
+        found.append(Piece(text, None))
+    elif text.strip() and (instant := told_instant(text)) is not None:
+        told.append(instant)
 
 
 def is_caption(text: str) -> bool:
@@ -85,26 +110,26 @@ def is_caption(text: str) -> bool:
     that names a date, it would stand in the place of what was said then. Blank text is one."""
     if len(text) > MAX_CAPTION_CHARS:
         return False
-    words = _CAPTION_WORD.findall(without_times(_ISO_INSTANT.sub(" ", text)).lower())
+    words = _CAPTION_WORD.findall(without_times(ISO_INSTANT.sub(" ", text)).lower())
     # A letter alone is part of a time ("1:56 p.m.") or a list's mark, not something said.
     return all(w in STOPWORDS or w in _FRAMING or len(w) == 1 for w in words)
 
 
-def cut(content: str) -> list[tuple[Chunk, str | None]]:
-    """A document's chunks, each with its own context when it is a chat log's message (None:
-    its document's, for the text around a log)."""
+def cut(content: str) -> Cut:
+    """The content's chunks (`pieces`, each chunked) and its caption's instant."""
     chunks: list[tuple[Chunk, str | None]] = []
-    for piece in pieces(content):
+    found, told = _read(content)
+    for piece in found:
         for chunk in chunk_text(piece.text):
             chunks.append((msgspec.structs.replace(chunk, position=len(chunks)), piece.context))
-    return chunks
+    return Cut(chunks, told)
 
 
 def count(content: str, limit: int) -> int:
     """How many chunks `cut` makes of the content, or, past `limit` messages, how many messages
     it holds (each is a chunk at least): a log of a million messages is not cut to find out."""
     messages = sum(len(turns) for _, _, turns in _logs(content))
-    return messages if messages > limit else len(cut(content))
+    return messages if messages > limit else len(cut(content).chunks)
 
 
 def speakers(content: str) -> frozenset[str]:

@@ -295,22 +295,35 @@ class Worker:
     async def _chunk(self, job: Job, doc: Document) -> tuple[Job, Document]:
         # A 9 MB document takes a second or so to cut: off the loop, which serves everyone. A
         # chat log sent as JSON is cut a message at a time (chat_logs).
-        pieces = await asyncio.to_thread(chat_logs.cut, doc.content)
-        chunking.check_count(len(pieces), self.max_chunks)
+        cut = await asyncio.to_thread(chat_logs.cut, doc.content)
+        chunking.check_count(len(cut.chunks), self.max_chunks)
+        # A log's caption ("The following session took place on 8 May, 2023") dates a
+        # document that its add did not: it is no passage, and the date would be lost.
+        told = cut.told if doc.content_date is None else None
+        if told is not None:
+            doc = msgspec.structs.replace(doc, content_date=told)
         # A turn of a conversation is read with the turn before it, which it answers.
         async with self.store.read() as reader:
             context = await turn_contexts.context_of_document(reader, doc)
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text,
              context if own is None else own)
-            for c, own in pieces
+            for c, own in cut.chunks
         ]  # fmt: skip
 
-        async def work(writer: Writer, changes: IndexChanges) -> None:
+        async def work(writer: Writer, changes: IndexChanges) -> Document | None:
+            revised = None
+            if told is not None:
+                # Unless the document was dated meanwhile (a change of its date alone goes on
+                # with this job).
+                current = await writer.document_by_id(doc.id)
+                if current is not None and current.content_date is None:
+                    revised = await writer.revise_document(current, content_date=told)
             removed = await writer.replace_chunks(doc, rows, now())
             changes.remove(doc.namespace, "chunks", removed)
             # Text a revision kept has its vector already: found by recall from now on.
             await self._follow_chunks(writer, changes, doc)
+            return revised
 
         return await self._commit(job, "embedding", work)
 
