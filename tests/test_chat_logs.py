@@ -249,7 +249,7 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
         assert status == 200, found
         return {r["metadata"]["temporalContext"].get("documentDate") for r in found["results"]}
 
-    await add_v3(running, {
+    undated = await add_v3(running, {
         "content": PREAMBLE + json.dumps(SESSION), "containerTag": "dated",
         "metadata": {"sessionId": "s1"},
     })  # fmt: skip
@@ -262,6 +262,17 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
     await settle(running)
     assert await document_date("Where did Caroline go?") >= {"2023-05-08T13:56:00.000Z"}
     assert await document_date("Who called Caroline?") >= {"2023-06-01T09:00:00.000Z"}
+    # A revision's caption leaves the date it has.
+    status, reply, _ = await call(
+        running.unix, "PATCH", f"http://smemd/ns/dated/document/{undated}",
+        json={"content": PREAMBLE.replace("8 May", "9 June") + json.dumps(SESSION[:2])},
+    )  # fmt: skip
+    assert status == 200, reply
+    await settle(running)
+    assert await document_date("What has Melanie been swamped with?") == {
+        "2023-05-08T13:56:00.000Z",
+        "2023-06-01T09:00:00.000Z",
+    }
     # The day it names now finds what was said that day first.
     status, found, _ = await call(
         running.unix, "POST", "http://smemd/ns/dated/search",

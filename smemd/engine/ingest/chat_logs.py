@@ -77,10 +77,10 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
     """`pieces`, and the instant the first caption that tells one tells (a caption is no piece,
     but its date dates a document sent without one)."""
     found: list[Piece] = []
-    told: list[float] = []
+    told: float | None = None
     done = 0  # the content before this is in `found`
     for start, end, turns in _logs(content):
-        _put_around(content[done:start], found, told)
+        told = _put_around(content[done:start], found, told)
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
@@ -88,18 +88,18 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
             found.append(Piece(said[i], context_of(said[i], before, goes_on)))
         done = end
     if not found:
-        found.append(Piece(content, None))
-    else:
-        _put_around(content[done:], found, told)
-    return found, told[0] if told else None
+        return [Piece(content, None)], None
+    return found, _put_around(content[done:], found, told)
 
 
-def _put_around(text: str, found: list[Piece], told: list[float]) -> None:
-    """Text around a log: a piece, or a caption, whose instant is kept."""
+def _put_around(text: str, found: list[Piece], told: float | None) -> float | None:
+    """Text around a log: a piece of its own, or a caption; the instant told so far, else the
+    one this caption tells."""
     if not is_caption(text):
         found.append(Piece(text, None))
-    elif text.strip() and (instant := told_instant(text)) is not None:
-        told.append(instant)
+    elif told is None and text.strip():
+        return told_instant(text)
+    return told
 
 
 def is_caption(text: str) -> bool:
