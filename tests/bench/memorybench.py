@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import shutil
 import tempfile
 import time
@@ -30,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from smemd.engine.ingest.sentence_facts import EMPHASIS
 from smemd.engine.transcripts import said_text
 from tests.bench.retrieval import (
     DEFAULT_PATH,
@@ -45,7 +45,6 @@ from tests.daemon_process import DaemonProcess
 CONVERSATIONS = 2
 LIMIT = 10  # memorybench's search limit (Dec 2025)
 THRESHOLD = 0.3  # memorybench's, and v5's default
-_EMPHASIS = re.compile(r"\*\*|__|`")  # what a fact is cleaned of (sentence_facts)
 
 
 @dataclass
@@ -161,7 +160,8 @@ def turns_of(text: str, session_id: str, sessions: dict[str, Session]) -> list[s
 
 
 def _plain(text: str) -> str:
-    return " ".join(_EMPHASIS.sub("", text).split())
+    """Text as a fact is cleaned of emphasis and spaces (smemd.engine.ingest.sentence_facts)."""
+    return " ".join(EMPHASIS.sub("", text).split())
 
 
 def rank(

@@ -17,7 +17,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}(?:\s|$)")
 _FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
 _TABLE_ROW = re.compile(r"^\s*\|.*\|\s*$")
 _LINK = re.compile(r"!?\[([^\]]*)\]\([^)]*\)")  # [text](url) and ![alt](src) keep only the text
-_EMPHASIS = re.compile(r"\*\*|__|`")
+EMPHASIS = re.compile(r"\*\*|__|`")  # left out of a fact: bold, and code marks
 # "Hey Mel, ..." / "Hi! ..." opens a sentence without being part of what it says.
 _VOCATIVE = re.compile(r"^(?:hi|hey|hello|hiya)(?:\s+[A-Z][\w'-]*)?\s*[,!]\s+", re.IGNORECASE)
 # A sentence ends at . ! ? or an ellipsis, maybe inside a closing quote or bracket, before space.
@@ -128,7 +128,7 @@ def _sentences(text: str) -> list[str]:
         if in_code or _HEADING.match(raw) or _TABLE_ROW.match(raw) or not raw.strip():
             segments.append("")  # headings, table rows and blank lines end what came before
             continue
-        line = _EMPHASIS.sub("", _LINK.sub(r"\1", raw))
+        line = EMPHASIS.sub("", _LINK.sub(r"\1", raw))
         bullet = _BULLET.match(line)
         line = line[bullet.end() :] if bullet else _QUOTE_PREFIX.sub("", line)
         # A hard-wrapped line goes on when the last did not end a sentence and this starts lower.
