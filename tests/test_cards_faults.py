@@ -185,22 +185,31 @@ async def test_telemetry_resumes_after_ssh_drops(tmp_path: Path) -> None:
         # Up already implies a check over ssh; its link may still be between dials, though.
         await until(connected, 10, "the daemon holds an ssh connection to node4")
         accepted = node.connections_accepted
-        dropped_at = time.time()
         node.drop_ssh()
         seen: dict[str, str] = {}  # each state seen, with the reason the daemon gave for it
 
-        async def resumed() -> list[dict[str, Any]] | None:
+        async def look() -> None:
             shown = (await nodes_by_id(daemon))["node4"]
             seen.setdefault(shown["state"], shown.get("lastError", ""))
-            path = f"/v1/telemetry?node=node4&since={dropped_at}"
-            status, body = await acall(daemon, "GET", path)
+
+        async def redialled() -> bool:
+            await look()
+            return node.connections_accepted > accepted  # a new connection, not the old one
+
+        await until(redialled, 10, "the daemon dials node4 again after its ssh dropped")
+        # A sample read over the old link just before it dropped may be stamped after the drop:
+        # only one taken since the new link came counts.
+        since = time.time()
+
+        async def resumed() -> list[dict[str, Any]] | None:
+            await look()
+            status, body = await acall(daemon, "GET", f"/v1/telemetry?node=node4&since={since}")
             assert status == 200, body
             fresh = [s for s in body["samples"] if s["temperatureC"] is not None]
             return fresh or None
 
-        fresh = await until(resumed, 10, "node4 sampled again after its ssh dropped")
+        fresh = await until(resumed, 10, "node4 sampled again over its new connection")
         assert 20 < fresh[-1]["temperatureC"] < 90, fresh
-        assert node.connections_accepted > accepted  # a new connection, not the old one
         assert set(seen) == {"up"}, seen
         for state in ("degraded", "down", "failed"):  # not even between two looks
             assert f"node node4: {state}" not in daemon.log()
