@@ -4,6 +4,7 @@ reads that walk one namespace never holding up anyone else's."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import random
 import time
 from pathlib import Path
@@ -16,6 +17,7 @@ from smemd.errors import TimedOut
 from smemd.store import deadline
 from smemd.store.records import NewMemory
 from smemd.store.sqlite.db import Database
+from tests import leftover_threads
 from tests.conftest import Running, StartDaemon
 from tests.pace import scaled
 from tests.test_api import assert_error, call
@@ -225,3 +227,29 @@ async def test_a_search_past_its_deadline_answers_503_and_others_go_on(
         json={"filter": predicates(1, "alpha")[0]},
     )  # fmt: skip
     assert status == 200 and body["pagination"]["totalItems"] > 0
+
+
+async def test_a_lease_cut_while_the_store_closes_leaves_no_connection_open(
+    tmp_path: Path,
+) -> None:
+    """Every connection has a thread the process waits for at its exit: a reader whose lease is
+    cut while the store closes must not be replaced by a new one that nothing closes."""
+    before = leftover_threads.running()
+    db = Database(tmp_path / "s.sqlite3", readers=1, scanners=1)
+    await db.open()
+    held = asyncio.Event()
+
+    async def hold() -> None:
+        async with db.scan("ns"):
+            held.set()
+            await asyncio.sleep(60)
+
+    holder = asyncio.create_task(hold())
+    await held.wait()
+    closing = asyncio.create_task(db.close())
+    await asyncio.sleep(0)  # the close has begun: it is closing the first connection
+    holder.cancel()  # the lease is cut, so its reader is not given back
+    with contextlib.suppress(asyncio.CancelledError):
+        await holder
+    await closing
+    assert leftover_threads.left_since(before) is None

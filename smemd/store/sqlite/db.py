@@ -65,6 +65,7 @@ class Database:
         self._all_readers: list[aiosqlite.Connection] = []
         self._scanning = NamespaceTurns()
         self._chores: set[asyncio.Task[None]] = set()  # interrupts and connections coming back
+        self._closing = False
 
     async def open(self) -> list[str]:
         """Open, migrate and return the migrations applied now; any SQLite error on the way is
@@ -77,6 +78,7 @@ class Database:
             raise fault or StorageUnavailable("storage unavailable", str(err)) from err
 
     async def _open(self) -> list[str]:
+        self._closing = False
         self._writer = await aiosqlite.connect(self.path, isolation_level=None)
         for pragma in PRAGMAS:
             # Fetched to the end: a statement left with a row pending stays active, and an
@@ -99,15 +101,24 @@ class Database:
         return f"file:{urllib.parse.quote(str(self.path))}?mode=ro"
 
     async def close(self) -> None:
-        for chore in list(self._chores):
-            chore.cancel()
-        await asyncio.gather(*self._chores, return_exceptions=True)
-        for reader in self._all_readers:
-            await reader.close()
-        self._all_readers.clear()
+        """Close every connection. Each has a thread of its own that the process waits for at
+        its exit, so none may be missed: no chore starts once closing has begun (one would
+        open a reader nothing closes), and the list closed is taken whole once the chores are
+        over (a chore ending meanwhile takes its reader out of it)."""
+        self._closing = True
+        while chores := [chore for chore in self._chores if not chore.done()]:
+            for chore in chores:
+                chore.cancel()
+            await asyncio.gather(*chores, return_exceptions=True)
+        connections, self._all_readers = self._all_readers, []
         if self._writer is not None:
-            await self._writer.close()
+            connections.append(self._writer)
             self._writer = None
+        for connection in connections:
+            try:
+                await connection.close()
+            except sqlite3.Error as err:  # its thread is stopped all the same
+                log.error("store: cannot close a connection: %s", err)
 
     @contextlib.asynccontextmanager
     async def write(self) -> AsyncIterator[aiosqlite.Connection]:
@@ -260,6 +271,9 @@ class Database:
                 return
 
     def _chore(self, work: Coroutine[Any, Any, None]) -> None:
+        if self._closing:  # the connection it is about is closed with the rest
+            work.close()
+            return
         task = asyncio.create_task(work)
         self._chores.add(task)
         task.add_done_callback(self._chores.discard)
