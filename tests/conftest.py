@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import shutil
 import socket
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,7 @@ from aiohttp import web, web_app
 
 from smemd.config import Config, load
 from smemd.daemon import Daemon
-from tests import postgres
+from tests import leftover_threads, postgres
 from tests.daemon_process import DaemonProcess
 from tests.pace import pace
 
@@ -50,6 +52,34 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         given = marker.args[0] if marker and marker.args else default
         if given:  # 0: no guard, which stays none
             item.add_marker(pytest.mark.timeout(float(given) * factor), append=False)
+
+
+EXIT_LIMIT_S = 120
+# Per module, the threads running when its first test began: a module's fixtures may outlive
+# one test, never the module.
+_threads_at_module_start: dict[str, set[threading.Thread]] = {}
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    _threads_at_module_start.setdefault(item.nodeid.split("::")[0], leftover_threads.running())
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> Iterator[None]:
+    """A module that leaves a thread running, which would keep the run from exiting, fails at
+    its last test's teardown (tests.leftover_threads)."""
+    yield
+    module = item.nodeid.split("::")[0]
+    if nextitem is None or nextitem.nodeid.split("::")[0] != module:
+        left = leftover_threads.left_since(_threads_at_module_start.pop(module, set()))
+        if left is not None:
+            pytest.fail(f"{module}: {left}", pytrace=False)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Should the exit still hang (a thread no module started), it ends after two minutes
+    with every thread's stack written out, not at CI's limit with no word of why."""
+    faulthandler.dump_traceback_later(EXIT_LIMIT_S, exit=True)
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
