@@ -4,9 +4,15 @@ the session's messages as JSON, its date in its metadata)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
+from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
+from smemd.engine.ingest import chat_logs, worker
 from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, cut, is_caption, pieces, speakers
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
@@ -240,14 +246,19 @@ async def test_a_session_sent_as_memorybench_does_is_chunked_and_remembered_by_t
     assert mine and mine[0]["metadata"]["temporalContext"] == {"eventDate": ["2023-05-07"]}, found
 
 
+async def documents_dates(running: Running, namespace: str, question: str) -> set[str]:
+    """The dates of the documents whose passages a search finds, as v4 shows them."""
+    status, found, _ = await call(
+        running.unix, "POST", "http://smemd/v4/search",
+        json={"q": question, "containerTag": namespace, "limit": 10, "threshold": 0},
+    )  # fmt: skip
+    assert status == 200, found
+    return {r["metadata"]["temporalContext"].get("documentDate") for r in found["results"]}
+
+
 async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Running) -> None:
     async def document_date(question: str) -> set[str]:
-        status, found, _ = await call(
-            running.unix, "POST", "http://smemd/v4/search",
-            json={"q": question, "containerTag": "dated", "limit": 10, "threshold": 0},
-        )  # fmt: skip
-        assert status == 200, found
-        return {r["metadata"]["temporalContext"].get("documentDate") for r in found["results"]}
+        return await documents_dates(running, "dated", question)
 
     undated = await add_v3(running, {
         "content": PREAMBLE + json.dumps(SESSION), "containerTag": "dated",
@@ -281,6 +292,39 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
     assert status == 200, found
     first = found["results"][0]
     assert "adoption agency" not in (first.get("memory") or first["chunk"]), found
+
+
+async def test_a_date_given_while_its_log_is_read_is_the_one_it_keeps(
+    running: Running, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The worker reads a log off the loop, and its caption's date is written only if the
+    document is still undated when the chunks are: a date given meanwhile stays."""
+    reading, go_on = threading.Event(), threading.Event()
+
+    def held_cut(content: str) -> chat_logs.Cut:
+        reading.set()
+        go_on.wait(30)
+        return chat_logs.cut(content)
+
+    # The worker's reading alone: the add's own count of chunks reads as before.
+    monkeypatch.setattr(worker, "chat_logs", SimpleNamespace(cut=held_cut))
+    try:
+        doc_id = await add_v3(running, {
+            "content": PREAMBLE + json.dumps(SESSION), "containerTag": "raced",
+            "metadata": {"sessionId": "s1"},
+        })  # fmt: skip
+        assert await asyncio.to_thread(reading.wait, 30), "the worker never read the log"
+        status, reply, _ = await call(
+            running.unix, "PATCH", f"http://smemd/ns/raced/document/{doc_id}",
+            json={"date": "2023-07-04T10:00:00.000Z"},
+        )  # fmt: skip
+        assert status == 200, reply
+    finally:
+        go_on.set()
+    await settle(running)
+    assert await documents_dates(running, "raced", "Where did Caroline go?") == {
+        "2023-07-04T10:00:00.000Z"
+    }
 
 
 async def test_a_question_about_one_speaker_of_a_chat_log_finds_their_turn(
