@@ -102,14 +102,14 @@ class Database:
 
     async def close(self) -> None:
         """Close every connection. Each has a thread of its own that the process waits for at
-        its exit, so none may be missed: no chore starts once closing has begun (one would
-        open a reader nothing closes), and the list closed is taken whole once the chores are
-        over (a chore ending meanwhile takes its reader out of it)."""
+        its exit, so none may be missed: no chore starts once closing has begun (a reader's
+        replacement would take it out of the list being closed and open one that nothing
+        closes)."""
         self._closing = True
-        while chores := [chore for chore in self._chores if not chore.done()]:
-            for chore in chores:
-                chore.cancel()
-            await asyncio.gather(*chores, return_exceptions=True)
+        chores = list(self._chores)
+        for chore in chores:
+            chore.cancel()
+        await asyncio.gather(*chores, return_exceptions=True)
         connections, self._all_readers = self._all_readers, []
         if self._writer is not None:
             connections.append(self._writer)
