@@ -54,7 +54,6 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(float(given) * factor), append=False)
 
 
-EXIT_LIMIT_S = 120
 # Per module, the threads running when its first test began: a module's fixtures may outlive
 # one test, never the module.
 _threads_at_module_start: dict[str, set[threading.Thread]] = {}
@@ -76,8 +75,11 @@ def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> 
             pytest.fail(f"{module}: {left}", pytrace=False)
 
 
+EXIT_LIMIT_S = 120
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
-    """Should the exit still hang (a thread no module started), it ends after two minutes
+    """Should the exit still hang (a thread no module started), it ends after EXIT_LIMIT_S
     with every thread's stack written out, not at CI's limit with no word of why."""
     faulthandler.dump_traceback_later(EXIT_LIMIT_S, exit=True)
 

@@ -2,8 +2,9 @@
 
 Python joins every non-daemon thread before it exits: one left waiting (an aiosqlite
 connection never closed waits on its queue forever) hangs the run after its summary, until
-CI's own limit ends it with no word of why. So each test is checked at its end, and the one
-that left such a thread fails, naming the thread and where it waits.
+CI's own limit ends it with no word of why. So each test module is checked at its end (its
+fixtures may outlive a test, never the module), and the one that left such a thread fails,
+naming the thread and where it waits.
 """
 
 from __future__ import annotations

@@ -257,9 +257,6 @@ async def documents_dates(running: Running, namespace: str, question: str) -> se
 
 
 async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Running) -> None:
-    async def document_date(question: str) -> set[str]:
-        return await documents_dates(running, "dated", question)
-
     undated = await add_v3(running, {
         "content": PREAMBLE + json.dumps(SESSION), "containerTag": "dated",
         "metadata": {"sessionId": "s1"},
@@ -271,8 +268,12 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
         "metadata": {"sessionId": "s2", "date": "2023-06-01T09:00:00.000Z"},
     })  # fmt: skip
     await settle(running)
-    assert await document_date("Where did Caroline go?") >= {"2023-05-08T13:56:00.000Z"}
-    assert await document_date("Who called Caroline?") >= {"2023-06-01T09:00:00.000Z"}
+    assert await documents_dates(running, "dated", "Where did Caroline go?") >= {
+        "2023-05-08T13:56:00.000Z"
+    }
+    assert await documents_dates(running, "dated", "Who called Caroline?") >= {
+        "2023-06-01T09:00:00.000Z"
+    }
     # A revision's caption leaves the date it has.
     status, reply, _ = await call(
         running.unix, "PATCH", f"http://smemd/ns/dated/document/{undated}",
@@ -280,7 +281,7 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
     )  # fmt: skip
     assert status == 200, reply
     await settle(running)
-    assert await document_date("What has Melanie been swamped with?") == {
+    assert await documents_dates(running, "dated", "What has Melanie been swamped with?") == {
         "2023-05-08T13:56:00.000Z",
         "2023-06-01T09:00:00.000Z",
     }
