@@ -18,7 +18,8 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-import smemd.fleet.pause
+import smemd.fleet.pause.disk
+import smemd.fleet.pause.rules
 from smemd.api.control.lanes import checked_pause
 from smemd.config import NodeId
 from smemd.errors import BadRequest
@@ -198,8 +199,9 @@ def test_no_error_echoes_more_than_an_excerpt(raw: bytes) -> None:
 # --- the bounds ----------------------------------------------------------------------------------
 
 
-def test_the_module_docstring_states_the_bounds_in_force() -> None:
-    doc = " ".join((smemd.fleet.pause.__doc__ or "").split())
+def test_the_modules_docstrings_state_the_bounds_in_force() -> None:
+    docs = (smemd.fleet.pause.rules.__doc__ or "", smemd.fleet.pause.disk.__doc__ or "")
+    doc = " ".join(" ".join(docs).split())
     for stated in (
         f"1 to {MAX_PAUSE_NODES} distinct",
         f"each id at most {MAX_NODE_ID_CHARS} characters",

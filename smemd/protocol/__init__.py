@@ -158,7 +158,7 @@ class Lanes(Reply):
     pause_error: str | None = None
 
 
-# A pause's bounds, shared by `POST /v1/pause` and the pause file (smemd.fleet.pause says why).
+# A pause's bounds, shared by `POST /v1/pause` and the pause file (smemd.fleet.pause.rules says why).
 MAX_PAUSE_NODES = 128  # above the 110 ids config's NodeId allows (node0-node99, node00-node09)
 MAX_NODE_ID_CHARS = 32  # config's ids have at most 6; longer is room to name a typo as unknown
 MAX_PAUSE_BY_CHARS = 200
