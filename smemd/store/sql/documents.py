@@ -1,4 +1,4 @@
-"""SQL for namespaces, documents, chunks, jobs and the candidates between job phases."""
+"""SQL for documents and their chunks, and the turns around a conversation's turn."""
 
 from __future__ import annotations
 
@@ -8,8 +8,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from smemd.store import creators
-from smemd.store.records import Candidate, Chunk, Document, IndexRows, Job, Namespace, Phase
+from smemd.store.records import Chunk, Document, IndexRows, Phase
 from smemd.store.scope import EVERY, Scope
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.retractions import CHUNK_RETRACTED
@@ -18,22 +17,15 @@ from smemd.store.sql.rows import (
     CHUNK_WORDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_OPENING_COLUMNS,
-    JOB_COLUMNS,
-    list_json,
     metadata_json,
-    page,
     to_record,
     to_records,
 )
-from smemd.store.vectors import from_blob, to_blob
+from smemd.store.vectors import to_blob
 
 
 class DocumentReads:
     db: Connection
-
-    async def setting(self, key: str) -> str | None:
-        rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
-        return next(iter(rows))[0] if rows else None
 
     async def turns_before(
         self, document: Document, limit: int, chars: int, gap_s: float
@@ -97,46 +89,6 @@ class DocumentReads:
             date = when
         return turns
 
-    async def namespace(self, name: str) -> Namespace | None:
-        rows = await self.namespaces(name=name, limit=1, offset=0)
-        return rows[0] if rows else None
-
-    async def namespaces(
-        self, *, name: str | None = None, contains: str = "", scope: Scope = EVERY, limit: int,
-        offset: int,
-    ) -> list[Namespace]:  # fmt: skip
-        visible, params = scope.where("n.name", self.db.dialect)
-        if name is not None:
-            where, params = f"n.name = ? AND {visible}", [name, *params]
-        else:
-            where, params = f"instr(n.name, ?) > 0 AND {visible}", [contains, *params]
-        sql = f"""
-            SELECT n.name, n.supporting_context, n.created_at, n.updated_at,
-                (SELECT count(*) FROM documents d WHERE d.namespace = n.name),
-                (SELECT count(*) FROM memories m WHERE m.namespace = n.name AND m.is_latest = 1
-                    AND m.forgotten_at IS NULL)
-            FROM namespaces n WHERE {where} ORDER BY n.created_at DESC LIMIT ? OFFSET ?"""
-        rows = await self.db.execute_fetchall(sql, [*params, limit, offset])
-        return [
-            Namespace(
-                name=r[0],
-                supporting_context=r[1],
-                created_at=r[2],
-                updated_at=r[3],
-                document_count=r[4],
-                memory_count=r[5],
-            )
-            for r in rows
-        ]
-
-    async def count_namespaces(self, contains: str = "", scope: Scope = EVERY) -> int:
-        visible, params = scope.where("name", self.db.dialect)
-        rows = await self.db.execute_fetchall(
-            f"SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0 AND {visible}",
-            [contains, *params],
-        )
-        return int(next(iter(rows))[0])
-
     async def document(self, namespace: str, ref: str) -> Document | None:
         """By smem's id or the caller's id."""
         rows = await self.db.execute_fetchall(
@@ -178,25 +130,6 @@ class DocumentReads:
                 [ref, *params],
             )
         return to_record(Document, next(iter(rows))) if rows else None
-
-    async def unfinished_documents(
-        self, scope: Scope, namespace: str | None, *, include_failed: bool, since: float | None,
-        limit: int, offset: int,
-    ) -> tuple[list[Document], int]:  # fmt: skip
-        """Documents with an open job (and failed ones, with `include_failed`) in `namespace`, or
-        in every namespace in scope; newest change first. Open jobs are found by their index."""
-        visible, params = scope.where("namespace", self.db.dialect)
-        open_jobs = "id IN (SELECT document_id FROM jobs WHERE phase NOT IN ('done', 'failed'))"
-        where = f"({open_jobs} OR status = 'failed')" if include_failed else open_jobs
-        where = f"{where} AND {visible}"
-        if namespace is not None:
-            where, params = f"{where} AND namespace = ?", [*params, namespace]
-        if since is not None:
-            where, params = f"{where} AND updated_at >= ?", [*params, since]
-        return await page(
-            self.db, Document, f"FROM documents WHERE {where}", params,
-            order="updated_at DESC, seq DESC", limit=limit, offset=offset,
-        )  # fmt: skip
 
     async def document_by_id(self, document_id: str) -> Document | None:
         rows = await self.db.execute_fetchall(
@@ -284,132 +217,14 @@ class DocumentReads:
         )
         return IndexRows.of(list(rows))
 
-    async def job(self, job_id: str) -> Job | None:
-        rows = await self.db.execute_fetchall(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE id = ?", [job_id]
-        )
-        return to_record(Job, next(iter(rows))) if rows else None
-
-    async def open_jobs(self, limit: int = 100) -> list[Job]:
-        rows = await self.db.execute_fetchall(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE phase NOT IN ('done', 'failed')"
-            " ORDER BY priority DESC, seq LIMIT ?",
-            [limit],
-        )
-        return to_records(Job, list(rows))
-
-    async def recent_jobs(
-        self, limit: int, namespace: str | None = None, scope: Scope = EVERY
-    ) -> list[Job]:
-        where, params = scope.where("namespace", self.db.dialect)
-        if namespace:
-            where, params = f"{where} AND namespace = ?", [*params, namespace]
-        rows = await self.db.execute_fetchall(
-            f"SELECT {JOB_COLUMNS} FROM jobs WHERE {where} ORDER BY seq DESC LIMIT ?",
-            [*params, limit],
-        )
-        return to_records(Job, list(rows))
-
-    async def job_counts(
-        self, namespace: str | None = None, scope: Scope = EVERY
-    ) -> dict[str, int]:
-        where, params = scope.where("namespace", self.db.dialect)
-        if namespace:
-            where, params = f"{where} AND namespace = ?", [*params, namespace]
-        rows = await self.db.execute_fetchall(
-            f"SELECT phase, count(*) FROM jobs WHERE {where} GROUP BY phase", params
-        )
-        return {r[0]: r[1] for r in rows}
-
     async def document_count(self, namespace: str) -> int:
         rows = await self.db.execute_fetchall(
             "SELECT count(*) FROM documents WHERE namespace = ?", [namespace]
         )
         return int(next(iter(rows))[0])
 
-    async def open_job_phases(self) -> dict[str, int]:
-        """Every namespace's jobs queued or under way, by phase: a walk of the open jobs' index."""
-        rows = await self.db.execute_fetchall(
-            "SELECT phase, count(*) FROM jobs WHERE phase NOT IN ('done', 'failed') GROUP BY phase"
-        )
-        return {str(r[0]): int(r[1]) for r in rows}
-
-    async def open_job_count(self, namespace: str) -> int:
-        """Jobs queued or under way: a walk of the open jobs' index, which stays small."""
-        rows = await self.db.execute_fetchall(
-            "SELECT count(*) FROM jobs WHERE phase NOT IN ('done', 'failed') AND namespace = ?",
-            [namespace],
-        )
-        return int(next(iter(rows))[0])
-
-    async def candidates(self, job_id: str) -> list[tuple[Candidate, np.ndarray]]:
-        rows = await self.db.execute_fetchall(
-            "SELECT job_id, position, chunk_id, text, type, event_at, typed_by, entities, vector"
-            " FROM candidates"
-            " WHERE job_id = ? ORDER BY position",
-            [job_id],
-        )
-        return [
-            (
-                Candidate(
-                    job_id=r[0],
-                    position=r[1],
-                    chunk_id=r[2],
-                    text=r[3],
-                    type=r[4],
-                    event_at=r[5],
-                    typed_by=r[6],
-                    entities=msgspec.json.decode(r[7], type=list[str]),
-                ),
-                from_blob(r[8]),
-            )
-            for r in rows
-        ]
-
 
 class DocumentWrites(DocumentReads):
-    async def set_setting(self, key: str, value: str) -> None:
-        await self.db.execute(
-            "INSERT INTO settings (key, value) VALUES (?, ?)"
-            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-            [key, value],
-        )
-
-    async def remove_setting(self, key: str) -> None:
-        await self.db.execute("DELETE FROM settings WHERE key = ?", [key])
-
-    async def ensure_namespace(self, name: str, now: float) -> None:
-        """Make the namespace unless it exists, counted against the request's creator (403 past
-        its bound; see creators)."""
-        creator = creators.current()
-        if creator is None:
-            await self.db.execute(
-                "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"
-                " ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at",
-                [name, now, now],
-            )
-            return
-        if await self.db.execute(
-            "UPDATE namespaces SET updated_at = ? WHERE name = ?", [now, name]
-        ):
-            return
-        rows = await self.db.execute_fetchall(
-            "SELECT count(*) FROM namespaces WHERE created_by = ?", [creator.name]
-        )
-        made = int(next(iter(rows))[0])
-        if made >= creator.limit:
-            raise creators.refusal(creator, made)
-        await self.db.execute(
-            "INSERT INTO namespaces (name, created_at, updated_at, created_by) VALUES (?, ?, ?, ?)",
-            [name, now, now, creator.name],
-        )
-
-    async def set_supporting_context(self, name: str, text: str, now: float) -> None:
-        await self.db.execute(
-            "UPDATE namespaces SET supporting_context = ?, updated_at = ? WHERE name = ?",
-            [text, now, name],
-        )
-
     async def insert_document(self, doc: Document) -> Document:
         values = msgspec.structs.asdict(doc)
         del values["seq"]
@@ -442,50 +257,6 @@ class DocumentWrites(DocumentReads):
             "UPDATE documents SET status = ?, error = ?, updated_at = ? WHERE id = ?",
             [status, error, now, document_id],
         )
-
-    async def insert_job(
-        self, job_id: str, namespace: str, document_id: str, revision: int, now: float,
-        priority: int = 0,
-    ) -> None:  # fmt: skip
-        """A queued job; a higher `priority` is worked first (in order of creation within one)."""
-        await self.db.execute(
-            "INSERT INTO jobs (id, namespace, document_id, revision, phase, created_at, updated_at,"
-            " priority) VALUES (?, ?, ?, ?, 'queued', ?, ?, ?)",
-            [job_id, namespace, document_id, revision, now, now, priority],
-        )
-
-    async def set_job_phase(
-        self, job: Job, phase: Phase, now: float, error: str | None = None
-    ) -> None:
-        """Advance a job and mirror the phase on its document, in the caller's transaction."""
-        await self.db.execute(
-            "UPDATE jobs SET phase = ?, error = ?, updated_at = ? WHERE id = ?",
-            [phase, error, now, job.id],
-        )
-        await self.set_document_status(job.document_id, phase, now, error)
-
-    async def count_attempt(self, job_id: str) -> None:
-        await self.db.execute("UPDATE jobs SET attempts = attempts + 1 WHERE id = ?", [job_id])
-
-    async def requeue_open_job(self, document: Document, revision: int, now: float) -> bool:
-        """The document's unfinished job starts again, queued, on `revision` in the document's
-        namespace, its candidates dropped; False when it has none. Nothing failed: a move or a
-        new content only made the work so far moot (the worker doing it sees the revision and
-        drops it)."""
-        rows = await self.db.execute_fetchall(
-            "SELECT id FROM jobs WHERE document_id = ? AND phase NOT IN ('done', 'failed')",
-            [document.id],
-        )
-        ids = [row[0] for row in rows]
-        if not ids:
-            return False
-        await self.db.executemany("DELETE FROM candidates WHERE job_id = ?", [(i,) for i in ids])
-        await self.db.executemany(
-            "UPDATE jobs SET revision = ?, namespace = ?, phase = 'queued', attempts = 0,"
-            " error = NULL, updated_at = ? WHERE id = ?",
-            [(revision, document.namespace, now, i) for i in ids],
-        )
-        return True
 
     async def replace_chunks(
         self, document: Document, pieces: Sequence[tuple[str, int, str, str, str]], now: float
@@ -525,32 +296,3 @@ class DocumentWrites(DocumentReads):
                 for (cid, read, context), v in zip(chunks, vectors, strict=True)
             ],
         )
-
-    async def insert_candidates(self, items: Sequence[tuple[Candidate, np.ndarray]]) -> None:
-        await self.db.executemany(
-            "INSERT INTO candidates (namespace, job_id, position, chunk_id, text, type,"
-            " event_at, typed_by, entities, vector)"
-            " SELECT namespace, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM jobs WHERE id = ?"
-            " ON CONFLICT (namespace, job_id, position) DO UPDATE SET"
-            " chunk_id = excluded.chunk_id, text = excluded.text, type = excluded.type,"
-            " event_at = excluded.event_at, typed_by = excluded.typed_by,"
-            " entities = excluded.entities, vector = excluded.vector",
-            [
-                (
-                    c.job_id,
-                    c.position,
-                    c.chunk_id,
-                    c.text,
-                    c.type,
-                    c.event_at,
-                    c.typed_by,
-                    list_json(c.entities),
-                    to_blob(v),
-                    c.job_id,
-                )
-                for c, v in items
-            ],
-        )
-
-    async def delete_candidates(self, job_id: str) -> None:
-        await self.db.execute("DELETE FROM candidates WHERE job_id = ?", [job_id])

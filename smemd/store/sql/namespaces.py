@@ -1,10 +1,13 @@
-"""SQL for a namespace as a whole: removing it, moving its contents into another, its profile
-buckets, and the organisation's context. Each of removal and move is one transaction, so a crash
-part-way leaves the namespace whole or gone, never half."""
+"""SQL for namespaces as wholes: making and listing them, removing one, moving its contents into
+another, its profile buckets; and the store's settings, the organisation's context among them.
+Each of removal and move is one transaction, so a crash part-way leaves the namespace whole or
+gone, never half."""
 
 from __future__ import annotations
 
-from smemd.store.records import Document, Removed
+from smemd.store import creators
+from smemd.store.records import Document, Namespace, Removed
+from smemd.store.scope import EVERY, Scope
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.rows import DOCUMENT_COLUMNS, to_records
 
@@ -28,6 +31,50 @@ _LABELS = (
 
 class NamespaceReads:
     db: Connection
+
+    async def setting(self, key: str) -> str | None:
+        rows = await self.db.execute_fetchall("SELECT value FROM settings WHERE key = ?", [key])
+        return next(iter(rows))[0] if rows else None
+
+    async def namespace(self, name: str) -> Namespace | None:
+        rows = await self.namespaces(name=name, limit=1, offset=0)
+        return rows[0] if rows else None
+
+    async def namespaces(
+        self, *, name: str | None = None, contains: str = "", scope: Scope = EVERY, limit: int,
+        offset: int,
+    ) -> list[Namespace]:  # fmt: skip
+        visible, params = scope.where("n.name", self.db.dialect)
+        if name is not None:
+            where, params = f"n.name = ? AND {visible}", [name, *params]
+        else:
+            where, params = f"instr(n.name, ?) > 0 AND {visible}", [contains, *params]
+        sql = f"""
+            SELECT n.name, n.supporting_context, n.created_at, n.updated_at,
+                (SELECT count(*) FROM documents d WHERE d.namespace = n.name),
+                (SELECT count(*) FROM memories m WHERE m.namespace = n.name AND m.is_latest = 1
+                    AND m.forgotten_at IS NULL)
+            FROM namespaces n WHERE {where} ORDER BY n.created_at DESC LIMIT ? OFFSET ?"""
+        rows = await self.db.execute_fetchall(sql, [*params, limit, offset])
+        return [
+            Namespace(
+                name=r[0],
+                supporting_context=r[1],
+                created_at=r[2],
+                updated_at=r[3],
+                document_count=r[4],
+                memory_count=r[5],
+            )
+            for r in rows
+        ]
+
+    async def count_namespaces(self, contains: str = "", scope: Scope = EVERY) -> int:
+        visible, params = scope.where("name", self.db.dialect)
+        rows = await self.db.execute_fetchall(
+            f"SELECT count(*) FROM namespaces WHERE instr(name, ?) > 0 AND {visible}",
+            [contains, *params],
+        )
+        return int(next(iter(rows))[0])
 
     async def buckets(self, namespace: str) -> dict[str, str]:
         rows = await self.db.execute_fetchall(
@@ -68,6 +115,48 @@ class NamespaceReads:
 
 
 class NamespaceWrites(NamespaceReads):
+    async def set_setting(self, key: str, value: str) -> None:
+        await self.db.execute(
+            "INSERT INTO settings (key, value) VALUES (?, ?)"
+            " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            [key, value],
+        )
+
+    async def remove_setting(self, key: str) -> None:
+        await self.db.execute("DELETE FROM settings WHERE key = ?", [key])
+
+    async def ensure_namespace(self, name: str, now: float) -> None:
+        """Make the namespace unless it exists, counted against the request's creator (403 past
+        its bound; see creators)."""
+        creator = creators.current()
+        if creator is None:
+            await self.db.execute(
+                "INSERT INTO namespaces (name, created_at, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT(name) DO UPDATE SET updated_at = excluded.updated_at",
+                [name, now, now],
+            )
+            return
+        if await self.db.execute(
+            "UPDATE namespaces SET updated_at = ? WHERE name = ?", [now, name]
+        ):
+            return
+        rows = await self.db.execute_fetchall(
+            "SELECT count(*) FROM namespaces WHERE created_by = ?", [creator.name]
+        )
+        made = int(next(iter(rows))[0])
+        if made >= creator.limit:
+            raise creators.refusal(creator, made)
+        await self.db.execute(
+            "INSERT INTO namespaces (name, created_at, updated_at, created_by) VALUES (?, ?, ?, ?)",
+            [name, now, now, creator.name],
+        )
+
+    async def set_supporting_context(self, name: str, text: str, now: float) -> None:
+        await self.db.execute(
+            "UPDATE namespaces SET supporting_context = ?, updated_at = ? WHERE name = ?",
+            [text, now, name],
+        )
+
     async def _counts(self, namespace: str) -> Removed:
         rows = list(
             await self.db.execute_fetchall(

@@ -20,6 +20,7 @@ from smemd.store.sql.exporting import ExportReads
 from smemd.store.sql.graph import GraphReads
 from smemd.store.sql.importing import ImportReads, ImportWrites
 from smemd.store.sql.inferences import InferenceReads, InferenceWrites
+from smemd.store.sql.jobs import JobReads, JobWrites
 from smemd.store.sql.judgements import JudgementReads, JudgementWrites
 from smemd.store.sql.leases import LeaseReads, LeaseWrites
 from smemd.store.sql.listings import ListingReads
@@ -31,6 +32,7 @@ from smemd.tallies import Tally, Timings
 
 class SqlReader(
     DocumentReads,
+    JobReads,
     MemoryReads,
     EntityReads,
     AliasReads,
@@ -50,7 +52,7 @@ class SqlReader(
 
 
 class SqlWriter(
-    DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
+    JobWrites, DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
     NamespaceWrites, RetractionWrites, LeaseWrites, ImportWrites, SqlReader,
 ):  # fmt: skip
     """Everything a Reader can do, plus writes; lives for one transaction."""
