@@ -38,6 +38,16 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
         "The hiking option sounds good; the boat trips aren't really my thing.",
         "From now on, end all your function names with '_b'.",
         "Please always add type hints.",
+        "The botanical gardens sound great. I'd prefer to avoid anything with animals.",
+        "The others are all bestsellers, which I prefer to avoid.",
+        "I'll go with the Fairphone. The other options don't seem to fit what I need.",
+        "I have a severe peanut allergy, so nothing with nuts.",
+        "I have an ethical objection to leather goods.",
+        "I adhere to a strict kosher diet.",
+        "I'm uncomfortable with open-plan offices.",
+        "I learn best with hands-on projects.",
+        "Certification is important to me.",
+        "I really don't enjoy horror films.",
     ):
         assert states_standing(standing, USER), standing
     for said_once in (
@@ -46,6 +56,8 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
         "I'd like to try the new bakery.",  # wants it once
         "I love the idea of a reading habit.",
         "I'll try a few podcasts to see what I enjoy.",
+        "I can't decide which I prefer.",  # asks itself, says nothing yet
+        "I'll take the kids to school; the others can walk.",  # no choice among options
     ):
         assert not states_standing(said_once, USER), said_once
     # An assistant's "always" is advice, not the user's preference.
@@ -97,12 +109,20 @@ def test_a_request_for_work_is_asked_in_many_forms() -> None:
         "I need a function that validates emails.",
         "Any suggestions for the landing page?",
         "How to implement a binary search in Python?",
+        # Asked of no one in particular, and of nobody else.
+        "What are some fun things to do in Lisbon?",
+        "What's a good hotel to stay at in Kyoto?",
+        '"What are the best resources for learning statistics?"',
     ):
         assert asks_for_something_new(request), request
     for not_a_request in (
         "What is the best way Caroline found to relax?",  # about someone else
         "Which library did you show me before?",  # asks back
         "I like a good mystery novel.",  # says, does not ask
+        "What are some foods that Audrey likes eating?",  # names someone
+        "What would be a good hobby for Tim to pick up?",
+        "What are some problems he faced at work?",
+        "What are some of the books discussed?",  # about what was said
     ):
         assert not asks_for_something_new(not_a_request), not_a_request
 

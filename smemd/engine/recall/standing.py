@@ -45,6 +45,19 @@ _ADDRESSED = re.compile(
     r"\b(?:you|your|i|i'm|i've|i'd|me|my|we|our|us)\b|^(?:please )?[a-z]+ (?:a|an|me|some)\b|"
     rf"^(?:any|how to)\b|^{_BEST_WAY}"
 )
+# Asked of no one in particular: "What are some fun activities to do in the Maldives?", "What's a
+# good hotel to stay at in Bali?". Such a question is a request only when it says nothing of
+# someone else (a name, save a place's after "in" or "to"; "he", "their") nor of what was done:
+# "What are some foods that Audrey likes eating?" asks about a conversation.
+_ASKED_OF_ANYONE = re.compile(
+    r"^[\"']?what(?:'s| is| are| would be) (?:some|a few|the best|the top|the most|a good|good|"
+    r"some good|a great|great)\b"
+)
+_SOMEONE_ELSE = re.compile(
+    r"\b(?:he|she|his|her|hers|him|they|their|them|did|does|was|were|had|has|said|told|"
+    r"mention\w*|talk\w*|discuss\w*)\b"
+)
+_NAMED = re.compile(r"(?<!^)(?<![\"'])(?<!\bin )(?<!\bto )(?<!\bat )(?<!\bvisiting )\b[A-Z]\w*")
 # Asking back for what was said or done: not a request for something new.
 _RECALLS = re.compile(
     r"\b(?:remind me|remember|previous(?:ly)?|earlier|last time|before|again|did|was|were|had)\b"
@@ -58,26 +71,42 @@ _RECALLS = re.compile(
 # word before are checked after a match.
 _ADVERB = r"(?:\w+ly |really |also |just |still |much |generally |always |never |only )?"
 _FIRST_PERSON = re.compile(
-    rf"(?:i|we) {_ADVERB}(?:prefer|hate|dislike|"
+    rf"(?:i|we)(?: {_ADVERB}(?:prefer|hate|dislike|"
     r"(?:like|love|enjoy)(?! the (?:idea|sound|look|way|suggestion))|detest|despise|avoid|"
-    r"stick to|stay away from|steer clear of|only|always|never|refuse|follow|"
-    r"(?:don't|do not|can't|cannot|won't|will not) (?:\w+ )?(?:eat|drink|use|wear|like|want|"
-    r"stand|go|do|buy|consider|touch|watch|listen|read|play|stay))\b"
+    r"stick to|adhere to|stay away from|steer clear of|only|always|never|refuse|follow|"
+    r"(?:must|have to|need to) (?:always |never |only )?(?:avoid|stay away from|stick to)|"
+    r"(?:don't|do not|can't|cannot|won't|will not) (?:\w+ )?(?:eat|drink|consume|use|wear|like|"
+    r"love|enjoy|want|stand|go|do|buy|consider|touch|watch|listen|read|play|stay)|"
+    r"(?:learn|work|study|focus|sleep) best)|"
+    # "I'd prefer to avoid…": a preference, where "I'd like to…" wants something once.
+    rf"(?:'d| would) {_ADVERB}prefer)\b"
 )
 _CLAUSE_OPENERS = frozenset({"what", "which", "whether", "if"})  # "see what I enjoy"
+# "…, which I prefer to avoid" is no question of what one enjoys: it says so of what went before.
+_SAYS_OF_WHAT_WENT_BEFORE = re.compile(r", which $")
 # The other forms each need one of these words: a text with none is not searched.
 _OTHER_WORDS = (
-    "prefer", "aversion", "dislike", "allerg", "intoleran", "i'm", "i am", "rather", "my thing",
-    "my style", "my cup", "my liking", "my taste", "fit", "suit", "align", "appeal", "work for",
+    "prefer", "aversion", "dislike", "allerg", "intoleran", "objection", "phobia", "fear",
+    "i'm", "i am", "rather", "my thing", "my style", "my cup", "my liking", "my taste", "my needs",
+    "important", "essential", "a must", "dealbreaker", "fit", "suit", "align", "appeal",
+    "work for",
 )  # fmt: skip
 _OTHER = re.compile(
-    r"\b(?:(?:my|a|an) (?:\w+ )?(?:preference|aversion|dislike|allergy|intolerance)|"
+    r"\b(?:(?:my|a|an) (?:\w+ ){0,2}(?:preference|aversion|dislike|allergy|intolerance|"
+    r"objection|phobia|fear of)|"
     r"(?:i'm|i am) (?:\w+ )?(?:allergic|intolerant|vegan|vegetarian|not a fan|a fan|"
-    r"not (?:\w+ )?(?:keen|into))|"
+    r"uncomfortable with|not (?:\w+ )?(?:keen|into))|"
     r"i'd rather|(?:not|\w+n't) (?:really )?my (?:thing|style|cup of tea)|"
-    r"for my (?:liking|taste)|"
+    r"for my (?:liking|tastes?|needs)|(?:important|essential|a must|a dealbreaker) (?:to|for) me|"
     r"(?:doesn't|don't|do not|does not) (?:\w+ )?(?:fit|suit|align with|appeal to|work for) "
     r"(?:me|my))\b"
+)
+# A choice that turns the others down: "I'll go with the Fairphone. The other options…".
+_CHOICE = re.compile(
+    r"i(?:'ll| will|'d| would) (?:\w+ )?(?:go with|go for|take|choose|pick|opt for)\b"
+    r"(?=.*\b(?:the other (?:options?|ones|choices)|the others (?:seem|sound|look|are|aren't|"
+    r"don't|do not|have|contain))\b)",
+    re.DOTALL,
 )
 
 
@@ -85,9 +114,13 @@ def asks_for_something_new(query: str) -> bool:
     """Whether a query asks for advice, a plan or a piece of work, which what someone prefers
     or told the assistant to do should shape."""
     folded = query.casefold().replace("\u2019", "'")
+    if _RECALLS.search(folded) or asks_what_was_said(folded):
+        return False
+    if _REQUEST.search(folded) and _ADDRESSED.search(folded):
+        return True
     return bool(
-        _REQUEST.search(folded) and _ADDRESSED.search(folded)
-        and not _RECALLS.search(folded) and not asks_what_was_said(folded)
+        _ASKED_OF_ANYONE.search(folded) and not _SOMEONE_ELSE.search(folded)
+        and not _NAMED.search(query.strip())
     )  # fmt: skip
 
 
@@ -104,9 +137,12 @@ def states_standing(text: str, speaker: frozenset[str]) -> bool:
         before = folded[max(0, said.start() - 12) : said.start()]
         if before[-1:].isalnum() or before[-1:] in ("'", "_"):
             continue  # inside a word: "hi ", "sweet "
-        if not _CLAUSE_OPENERS.isdisjoint(before.split()[-1:]):
+        opens_a_clause = not _CLAUSE_OPENERS.isdisjoint(before.split()[-1:])
+        if opens_a_clause and not _SAYS_OF_WHAT_WENT_BEFORE.search(before):
             continue
         return True
     if any(word in folded for word in _OTHER_WORDS) and _OTHER.search(folded):
+        return True
+    if "other" in folded and _CHOICE.search(folded):
         return True
     return orders_standing(folded)
