@@ -111,6 +111,7 @@ def test_a_request_for_work_is_asked_in_many_forms() -> None:
         "How to implement a binary search in Python?",
         # Asked of no one in particular, and of nobody else.
         "What are some fun things to do in Lisbon?",
+        "What are the best museums to visit in New York City?",
         "What's a good hotel to stay at in Kyoto?",
         '"What are the best resources for learning statistics?"',
     ):

@@ -47,8 +47,8 @@ _ADDRESSED = re.compile(
 )
 # Asked of no one in particular: "What are some fun activities to do in the Maldives?", "What's a
 # good hotel to stay at in Bali?". Such a question is a request only when it says nothing of
-# someone else (a name, save a place's after "in" or "to"; "he", "their") nor of what was done:
-# "What are some foods that Audrey likes eating?" asks about a conversation.
+# someone else (a name, save a place's after "in", "to", "at" or "visiting"; "he", "their") nor
+# of what was done: "What are some foods that Audrey likes eating?" asks about a conversation.
 _ASKED_OF_ANYONE = re.compile(
     r"^[\"']?what(?:'s| is| are| would be) (?:some|a few|the best|the top|the most|a good|good|"
     r"some good|a great|great)\b"
@@ -57,7 +57,8 @@ _SOMEONE_ELSE = re.compile(
     r"\b(?:he|she|his|her|hers|him|they|their|them|did|does|was|were|had|has|said|told|"
     r"mention\w*|talk\w*|discuss\w*)\b"
 )
-_NAMED = re.compile(r"(?<!^)(?<![\"'])(?<!\bin )(?<!\bto )(?<!\bat )(?<!\bvisiting )\b[A-Z]\w*")
+_PLACE = re.compile(r"\b(?:in|to|at|visiting) (?:the )?(?:[A-Z][\w'-]*[\s,.?!]*)+")
+_CAPITALISED = re.compile(r"\b(?!I\b|I')[A-Z]")  # "I" names nobody
 # Asking back for what was said or done: not a request for something new.
 _RECALLS = re.compile(
     r"\b(?:remind me|remember|previous(?:ly)?|earlier|last time|before|again|did|was|were|had)\b"
@@ -120,8 +121,14 @@ def asks_for_something_new(query: str) -> bool:
         return True
     return bool(
         _ASKED_OF_ANYONE.search(folded) and not _SOMEONE_ELSE.search(folded)
-        and not _NAMED.search(query.strip())
+        and not _names_someone(query)
     )  # fmt: skip
+
+
+def _names_someone(query: str) -> bool:
+    """Whether a query writes a name after its first word, other than a place's."""
+    words = _PLACE.sub(" ", query.strip().lstrip("\"'"))
+    return bool(_CAPITALISED.search(words, 1))
 
 
 # A request tests each of its candidates, and the next request in a namespace tests most of them
