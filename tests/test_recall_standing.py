@@ -60,8 +60,14 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
         "I'll take the kids to school; the others can walk.",  # no choice among options
     ):
         assert not states_standing(said_once, USER), said_once
-    # An assistant's "always" is advice, not the user's preference.
-    assert not states_standing("You should always back up first.", frozenset({"assistant"}))
+    # An assistant's "always" is advice, not the user's preference; saying back what the user
+    # chose or wants from now on, it states the user's.
+    assistant = frozenset({"assistant"})
+    assert not states_standing("You should always back up first.", assistant)
+    assert not states_standing("Of course! React is a popular choice for dashboards.", assistant)
+    assert states_standing("Understood, the synthetic parka is a great choice.", assistant)
+    assert states_standing("Got it, I'll keep my answers short from now on.", assistant)
+    assert states_standing("I understand your preference for narrated lessons.", assistant)
     assert states_standing("Always back up first, from now on.", frozenset())
 
 

@@ -102,6 +102,15 @@ _OTHER = re.compile(
     r"(?:doesn't|don't|do not|does not) (?:\w+ )?(?:fit|suit|align with|appeal to|work for) "
     r"(?:me|my))\b"
 )
+# An assistant saying back what the user chose or wants from now on: "Understood, the synthetic
+# parka is a great choice", "Got it, I'll keep my answers short from now on", "I understand your
+# preference for…". Only at the opening of what it says, after its name.
+_ACKNOWLEDGED = re.compile(
+    r"(?:[\w ]{1,40}: )?(?:understood|noted|got it|sure thing|will do|sounds good|i understand)"
+    r"\b.{0,160}?\b(?:your preference|(?:a|an) (?:\w+ ){0,3}choices?|"
+    r"it is[.!]|from now on|going forward|in the future|i'll (?:always|make sure|keep|remember))",
+    re.DOTALL,
+)
 # A choice that turns the others down: "I'll go with the Fairphone. The other options…".
 _CHOICE = re.compile(
     r"i(?:'ll| will|'d| would) (?:\w+ )?(?:go with|go for|take|choose|pick|opt for)\b"
@@ -136,10 +145,11 @@ def _names_someone(query: str) -> bool:
 @functools.lru_cache(maxsize=4096)
 def states_standing(text: str, speaker: frozenset[str]) -> bool:
     """Whether a passage says what someone prefers, always or never does, or wants done; an
-    assistant's "always back up first" is advice, not a preference of the user's."""
-    if not speaker.isdisjoint(ASSISTANT_ROLES):
-        return False
+    assistant's "always back up first" is advice, not a preference of the user's, but its
+    "Understood, I'll keep answers short from now on" says the user's again."""
     folded = text.casefold().replace("\u2019", "'")
+    if not speaker.isdisjoint(ASSISTANT_ROLES):
+        return bool(_ACKNOWLEDGED.match(folded))
     for said in _FIRST_PERSON.finditer(folded):
         before = folded[max(0, said.start() - 12) : said.start()]
         if before[-1:].isalnum() or before[-1:] in ("'", "_"):
