@@ -4,6 +4,8 @@ standing preference."""
 
 from __future__ import annotations
 
+import time
+
 from smemd.engine.recall.standing import asks_for_something_new, states_standing
 from tests.conftest import Running
 from tests.test_memory_api import add, first_text, settle
@@ -69,6 +71,15 @@ def test_a_standing_preference_is_said_in_the_first_person_or_as_a_rule() -> Non
     assert states_standing("Got it, I'll keep my answers short from now on.", assistant)
     assert states_standing("I understand your preference for narrated lessons.", assistant)
     assert states_standing("Always back up first, from now on.", frozenset())
+
+
+def test_a_long_text_of_many_choices_is_read_once() -> None:
+    """A choice is looked for, then the others it turns down after it: a text of many "I'll
+    take" is not read again from each (a look ahead from each took seconds on this one)."""
+    text = "I'll take " * 5000 + "nothing other"
+    started = time.perf_counter()
+    assert not states_standing.__wrapped__(text, USER)
+    assert time.perf_counter() - started < 0.5
 
 
 def test_an_order_stands_when_said_with_always_or_for_all_work_to_come() -> None:

@@ -111,12 +111,15 @@ _ACKNOWLEDGED = re.compile(
     r"it is[.!]|from now on|going forward|in the future|i'll (?:always|make sure|keep|remember))",
     re.DOTALL,
 )
-# A choice that turns the others down: "I'll go with the Fairphone. The other options…".
-_CHOICE = re.compile(
+# A choice that turns the others down: "I'll go with the Fairphone. The other options…", the
+# choice first. Two searches, not one with a look ahead: that would read the rest of the text
+# again at each "I'll take".
+_CHOOSES = re.compile(
     r"i(?:'ll| will|'d| would) (?:\w+ )?(?:go with|go for|take|choose|pick|opt for)\b"
-    r"(?=.*\b(?:the other (?:options?|ones|choices)|the others (?:seem|sound|look|are|aren't|"
-    r"don't|do not|have|contain))\b)",
-    re.DOTALL,
+)
+_OTHERS_DOWN = re.compile(
+    r"\bthe other (?:options?|ones|choices)\b|"
+    r"\bthe others (?:seem|sound|look|are|aren't|don't|do not|have|contain)\b"
 )
 
 
@@ -160,6 +163,7 @@ def states_standing(text: str, speaker: frozenset[str]) -> bool:
         return True
     if any(word in folded for word in _OTHER_WORDS) and _OTHER.search(folded):
         return True
-    if "other" in folded and _CHOICE.search(folded):
+    chose = _CHOOSES.search(folded) if "other" in folded else None
+    if chose and _OTHERS_DOWN.search(folded, chose.end()):
         return True
     return orders_standing(folded)
