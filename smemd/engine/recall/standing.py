@@ -16,7 +16,7 @@ import functools
 import re
 
 from smemd.engine.recall.orders import orders_standing
-from smemd.engine.recall.speakers import ASSISTANT_ROLES, asks_what_was_said
+from smemd.engine.recall.speakers import ASSISTANT_ROLES, asks_what_was_said, may_name_someone
 
 # A request for something new: advice, ideas, a plan, a piece of work.
 _ASKED_WORK = (
@@ -53,12 +53,12 @@ _ASKED_OF_ANYONE = re.compile(
     r"^[\"']?what(?:'s| is| are| would be) (?:some|a few|the best|the top|the most|a good|good|"
     r"some good|a great|great)\b"
 )
+# ("did", "was" and the like are _RECALLS', tested first.)
 _SOMEONE_ELSE = re.compile(
-    r"\b(?:he|she|his|her|hers|him|they|their|them|did|does|was|were|had|has|said|told|"
-    r"mention\w*|talk\w*|discuss\w*)\b"
+    r"\b(?:he|she|his|her|hers|him|they|their|them|does|has|said|told|mention\w*|talk\w*|"
+    r"discuss\w*)\b"
 )
 _PLACE = re.compile(r"\b(?:in|to|at|visiting) (?:the )?(?:[A-Z][\w'-]*[\s,.?!]*)+")
-_CAPITALISED = re.compile(r"\b(?!I\b|I')[A-Z]")  # "I" names nobody
 # Asking back for what was said or done: not a request for something new.
 _RECALLS = re.compile(
     r"\b(?:remind me|remember|previous(?:ly)?|earlier|last time|before|again|did|was|were|had)\b"
@@ -84,7 +84,7 @@ _FIRST_PERSON = re.compile(
 )
 _CLAUSE_OPENERS = frozenset({"what", "which", "whether", "if"})  # "see what I enjoy"
 # "…, which I prefer to avoid" is no question of what one enjoys: it says so of what went before.
-_SAYS_OF_WHAT_WENT_BEFORE = re.compile(r", which $")
+_SAYS_OF_WHAT_WENT_BEFORE = ", which "
 # The other forms each need one of these words: a text with none is not searched.
 _OTHER_WORDS = (
     "prefer", "aversion", "dislike", "allerg", "intoleran", "objection", "phobia", "fear",
@@ -133,14 +133,8 @@ def asks_for_something_new(query: str) -> bool:
         return True
     return bool(
         _ASKED_OF_ANYONE.search(folded) and not _SOMEONE_ELSE.search(folded)
-        and not _names_someone(query)
+        and not may_name_someone(_PLACE.sub(" ", query))  # a place's name is no one's
     )  # fmt: skip
-
-
-def _names_someone(query: str) -> bool:
-    """Whether a query writes a name after its first word, other than a place's."""
-    words = _PLACE.sub(" ", query.strip().lstrip("\"'"))
-    return bool(_CAPITALISED.search(words, 1))
 
 
 # A request tests each of its candidates, and the next request in a namespace tests most of them
@@ -158,7 +152,7 @@ def states_standing(text: str, speaker: frozenset[str]) -> bool:
         if before[-1:].isalnum() or before[-1:] in ("'", "_"):
             continue  # inside a word: "hi ", "sweet "
         opens_a_clause = not _CLAUSE_OPENERS.isdisjoint(before.split()[-1:])
-        if opens_a_clause and not _SAYS_OF_WHAT_WENT_BEFORE.search(before):
+        if opens_a_clause and not before.endswith(_SAYS_OF_WHAT_WENT_BEFORE):
             continue
         return True
     if any(word in folded for word in _OTHER_WORDS) and _OTHER.search(folded):
