@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from smemd.errors import StorageFull, StorageUnavailable, TimedOut
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.contradictions import ContradictionReads
-from smemd.store.sql.documents import DocumentReads, DocumentWrites
+from smemd.store.sql.documents import DocumentReads
 from smemd.store.sql.entities import EntityReads
 from smemd.store.sql.entity_merges import AliasReads, AliasWrites
 from smemd.store.sql.exporting import ExportReads
@@ -52,10 +52,11 @@ class SqlReader(
 
 
 class SqlWriter(
-    JobWrites, DocumentWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
+    JobWrites, MemoryWrites, AliasWrites, JudgementWrites, InferenceWrites,
     NamespaceWrites, RetractionWrites, LeaseWrites, ImportWrites, SqlReader,
 ):  # fmt: skip
-    """Everything a Reader can do, plus writes; lives for one transaction."""
+    """Everything a Reader can do, plus writes; lives for one transaction. (JobWrites brings
+    DocumentWrites, as MemoryWrites and AliasWrites bring EntityWrites.)"""
 
 
 class Connections(Protocol):
