@@ -12,20 +12,16 @@ smem's own errors for its faults (`StorageFull`, `StorageUnavailable`, `TimedOut
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Collection, Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractAsyncContextManager
 from pathlib import Path
-from typing import Any, Protocol, overload
+from typing import Any, Protocol
 
 import numpy as np
 
+from smemd.store.bulk import ExportReading, ImportReading, ImportWriting, ListingReading
 from smemd.store.effects import Effects, Retraction, Snapshot, SourceRow
 from smemd.store.queries import (
-    ChunkSelection,
-    DocumentSelection,
-    Listing,
-    MemorySelection,
-    OnKey,
     ProfilePick,
     Visibility,
 )
@@ -365,51 +361,6 @@ class RetractionWriting(Protocol):
     async def insert_retraction(self, retraction: Retraction) -> None: ...
     async def conflicts(self, effects: Effects) -> list[str]: ...
     async def undo(self, retraction: Retraction, now: float) -> None: ...
-
-
-class ListingReading(Protocol):
-    @overload
-    async def page(
-        self, namespace: str, selection: MemorySelection, listing: Listing
-    ) -> tuple[list[Memory], int]: ...
-    @overload
-    async def page(
-        self, namespace: str, selection: DocumentSelection, listing: Listing
-    ) -> tuple[list[Document], int]: ...
-    @overload
-    async def page(
-        self, namespace: str, selection: ChunkSelection, listing: Listing
-    ) -> tuple[list[Chunk], int]: ...
-
-
-class ExportReading(Protocol):
-    """A namespace's rows as they are, for an export (smemd.store.sql.exporting)."""
-
-    def one_moment(self) -> AbstractAsyncContextManager[None]: ...
-    def export_rows(
-        self, namespace: str, kind: str, columns: Sequence[str]
-    ) -> AsyncIterator[list[dict[str, Any]]]: ...
-    async def export_labels(self, namespace: str) -> list[dict[str, Any]]: ...
-
-
-class ImportReading(Protocol):
-    """What an import must find before it writes (smemd.store.sql.importing)."""
-
-    async def holds_data(self, namespace: str) -> bool: ...
-    async def taken_ids(self, kind: str, ids: Sequence[str]) -> dict[str, str]: ...
-    async def held_names(
-        self, namespace: str, kind: str, names: Sequence[str]
-    ) -> dict[str, str]: ...
-    async def split_chains(self, namespace: str) -> list[tuple[str, list[str]]]: ...
-
-
-class ImportWriting(Protocol):
-    """A namespace's rows put back from an export (smemd.store.sql.importing)."""
-
-    async def import_rows(
-        self, namespace: str, kind: str, rows: Sequence[dict[str, Any]], on_key: OnKey = "insert"
-    ) -> None: ...
-    async def rename_merged_into(self, namespace: str, renamed: dict[str, str]) -> None: ...
 
 
 class Reader(
