@@ -131,6 +131,8 @@ def test_a_request_for_work_is_asked_in_many_forms() -> None:
         "What are the best museums to visit in New York City?",
         "What's a good hotel to stay at in Kyoto?",
         '"What are the best resources for learning statistics?"',
+        "What is a good gift for Mother's Day?",  # an occasion is no one
+        "What are some fun traditions for Christmas Eve?",
     ):
         assert asks_for_something_new(request), request
     for not_a_request in (
@@ -141,6 +143,7 @@ def test_a_request_for_work_is_asked_in_many_forms() -> None:
         "What would be a good hobby for Tim to pick up?",
         "What are some problems he faced at work?",
         "What are some of the books discussed?",  # about what was said
+        "What is a good gift for Audrey on Mother's Day?",  # names someone besides
     ):
         assert not asks_for_something_new(not_a_request), not_a_request
 

@@ -47,7 +47,7 @@ _ADDRESSED = re.compile(
 )
 # Asked of no one in particular: "What are some fun activities to do in the Maldives?", "What's a
 # good hotel to stay at in Bali?". Such a question is a request only when it says nothing of
-# someone else (a name, save a place's after "in", "to", "at" or "visiting"; "he", "their") nor
+# someone else (a name, save a place's or an occasion's: _NO_ONES_NAME; "he", "their") nor
 # of what was done: "What are some foods that Audrey likes eating?" asks about a conversation.
 _ASKED_OF_ANYONE = re.compile(
     r"^[\"']?what(?:'s| is| are| would be) (?:some|a few|the best|the top|the most|a good|good|"
@@ -58,7 +58,14 @@ _SOMEONE_ELSE = re.compile(
     r"\b(?:he|she|his|her|hers|him|they|their|them|does|has|said|told|mention\w*|talk\w*|"
     r"discuss\w*)\b"
 )
-_PLACE = re.compile(r"\b(?:in|to|at|visiting) (?:the )?(?:[A-Z][\w'-]*[\s,.?!]*)+")
+# Capitalised and no one's: a place's name after "in", "to", "at" or "visiting", an occasion's
+# ("Mother's Day", "New Year's Eve", "Christmas").
+_NO_ONES_NAME = re.compile(
+    r"\b(?:in|to|at|visiting) (?:the )?(?:[A-Z][\w'-]*[\s,.?!]*)+|"
+    r"\b(?:[A-Z][\w'\u2019-]* )+(?:Day|Eve)\b|"
+    r"\b(?:Christmas|Thanksgiving|Halloween|Easter|Hanukkah|Diwali|Ramadan|Eid|Passover|"
+    r"Lunar New Year|New Year)\b"
+)
 # Asking back for what was said or done: not a request for something new.
 _RECALLS = re.compile(
     r"\b(?:remind me|remember|previous(?:ly)?|earlier|last time|before|again|did|was|were|had)\b"
@@ -133,7 +140,7 @@ def asks_for_something_new(query: str) -> bool:
         return True
     return bool(
         _ASKED_OF_ANYONE.search(folded) and not _SOMEONE_ELSE.search(folded)
-        and not may_name_someone(_PLACE.sub(" ", query))  # a place's name is no one's
+        and not may_name_someone(_NO_ONES_NAME.sub(" ", query))
     )  # fmt: skip
 
 
