@@ -31,8 +31,8 @@ BACKEND_SUITES = frozenset({
     "test_overview", "test_profile", "test_search_entity", "test_graph", "test_review",
     "test_dreaming", "test_legacy_v4", "test_large_documents", "test_query_windows",
     "test_smemctl_memory", "test_smemctl_entities", "test_console_memories",
-    "test_namespace_keys", "test_export", "test_import", "test_undo", "test_rederive",
-    "test_turn_context", "test_recall_speakers", "test_chat_logs",
+    "test_namespace_keys", "test_export", "test_import", "test_import_histories", "test_undo",
+    "test_rederive", "test_turn_context", "test_recall_speakers", "test_chat_logs",
 })  # fmt: skip
 
 
