@@ -11,6 +11,7 @@ and give the output to the bench (README: Benchmarks, which names each source an
     python3 -m tests.bench.convert texting SRC OUT [--share S]
     python3 -m tests.bench.convert qmsum SRC... OUT [--max-evidence E]
     python3 -m tests.bench.convert friendsqa SRC... OUT
+    python3 -m tests.bench.convert molweni SRC OUT [--conversations C]
 
 `longmemeval`: LongMemEval (Wu et al., ICLR 2025; MIT), user-assistant chats whose evidence turns
 are marked `has_answer`. SRC is its `longmemeval_s.json` (a list of records) or a directory of
@@ -45,6 +46,10 @@ directories of meetings.
 
 `friendsqa`: FriendsQA's scenes of a sitcom, an episode a conversation, and the questions on
 what was said in them (tests/bench/friendsqa.py); SRC is one or more of its `dat/*.json` files.
+
+`molweni`: Molweni's dialogues of people helping one another on Ubuntu's IRC channel, C
+conversations of them, and the questions on what was said in them (tests/bench/molweni.py); SRC
+is its `MRC(withDiscourse)/test.json`.
 """
 
 from __future__ import annotations
@@ -62,6 +67,7 @@ from tests.bench.friendsqa import friendsqa
 from tests.bench.locomo_format import CHAT_ROLES, put_session
 from tests.bench.memorycode import memorycode
 from tests.bench.messages import messages
+from tests.bench.molweni import molweni
 from tests.bench.prefeval import prefeval
 from tests.bench.qmsum import qmsum
 from tests.bench.reactions import reactions
@@ -191,6 +197,10 @@ def main() -> None:
     friends = kinds.add_parser("friendsqa", help="FriendsQA (its dat/*.json files)")
     friends.add_argument("sources", type=Path, nargs="+")
     friends.add_argument("out", type=Path)
+    irc = kinds.add_parser("molweni", help="Molweni (its MRC(withDiscourse)/test.json)")
+    irc.add_argument("source", type=Path)
+    irc.add_argument("out", type=Path)
+    irc.add_argument("--conversations", type=int, default=2, help="how many (2)")
     args = parser.parse_args()
     if args.kind == "messages":
         samples = messages(json.loads(args.source.read_text()))
@@ -202,6 +212,8 @@ def main() -> None:
         samples = memorycode(args.source, args.conversations, args.sessions)
     elif args.kind == "friendsqa":
         samples = friendsqa(args.sources)
+    elif args.kind == "molweni":
+        samples = molweni(args.source, args.conversations)
     elif args.kind == "qmsum":
         samples = qmsum(args.sources, args.max_evidence)
     elif args.kind == "prefeval":
