@@ -100,6 +100,30 @@ def test_a_caption_tells_when_its_log_took_place() -> None:
     assert [c.text for c, _ in cut(PREAMBLE + log).chunks] == [p.text for p in pieces(log)]
 
 
+def test_a_log_without_a_caption_is_dated_by_the_earliest_time_its_messages_state() -> None:
+    may_8 = 1683554160.0  # 2023-05-08T13:56:00Z
+
+    def sent(*times: object, field: str = "timestamp") -> str:
+        """SESSION with these times, in order (None for the messages after them)."""
+        times = (*times, *[None] * (len(SESSION) - len(times)))
+        return json.dumps([{**m, field: t} for m, t in zip(SESSION, times, strict=True)])
+
+    for content, told in [
+        (sent("2023-05-08T13:57:00Z", "2023-05-08T13:56:00Z"), may_8),  # the earliest
+        (sent("2023-05-08T13:56:00+00:00", field="date"), may_8),  # Telegram's name
+        (sent(may_8 * 1000, may_8 * 1000 + 60_000), may_8),  # Unix milliseconds
+        (sent(None, "2023-05-08T13:56:00Z"), may_8),  # not every message says
+        (PREAMBLE.replace("8 May", "9 May") + sent("2023-05-08T13:56:00Z"), may_8 + 86400),
+        (sent("yesterday", "soon"), None),  # what reads as no date dates nothing
+        (sent(True, field="timestamp"), None),
+    ]:
+        assert cut(content).told == told, content
+    # What a message states of when it was sent is no part of what it said.
+    assert [c.text for c, _ in cut(sent(may_8, may_8)).chunks] == [
+        p.text for p in pieces(json.dumps(SESSION))
+    ]
+
+
 def test_roles_speak_when_no_name_does_and_text_comes_in_parts_or_not_at_all() -> None:
     log = [
         {"role": "system", "content": "Be brief."},
@@ -293,6 +317,23 @@ async def test_a_log_sent_without_a_date_is_dated_by_its_caption(running: Runnin
     assert status == 200, found
     first = found["results"][0]
     assert "adoption agency" not in (first.get("memory") or first["chunk"]), found
+
+
+async def test_a_log_sent_without_a_date_or_caption_is_dated_by_its_messages(
+    running: Running,
+) -> None:
+    # As a chat's export writes its messages: each with when it was sent.
+    exported = [
+        {"author": "Caroline", "content": "I went to a support group.",
+         "timestamp": "2023-05-08T13:56:00.000+00:00"},
+        {"author": "Melanie", "content": "That is so brave of you!",
+         "timestamp": "2023-05-08T13:58:00.000+00:00"},
+    ]  # fmt: skip
+    await add_v3(running, {"content": json.dumps(exported), "containerTag": "exported"})
+    await settle(running)
+    assert await documents_dates(running, "exported", "Where did Caroline go?") == {
+        "2023-05-08T13:56:00.000Z"
+    }
 
 
 async def test_a_date_given_while_its_log_is_read_is_the_one_it_keeps(

@@ -9,8 +9,11 @@ was said, and by whom, is lost in its punctuation. Read here, each message is a 
 had been sent as a document of its own: "Melanie: Anything new?", chunked alone and read with
 the short turn before it, each fact keeping its speaker (smemd.engine.ingest.extracting). The
 text around a log is a passage of its own, unless it only says that the log follows and when
-(`is_caption`): then the instant it tells dates a document sent without a date. The document's
-content stays as it was sent.
+(`is_caption`): then the instant it tells dates a document sent without a date; a log with no
+such caption whose messages state when they were sent (Discord's `timestamp`, Telegram's `date`:
+the names a document's metadata is read under, smemd.engine.dates.stated) is dated by the
+earliest. Each message keeps its document's date: a log is one session. The document's content
+stays as it was sent.
 
 A log is a JSON array, opening a line, of objects that each say who speaks (`speaker`, `name`,
 `author`, `sender` or `from`, else `role`) and what (`content`, `text`, `message` or `body`: a
@@ -28,7 +31,7 @@ from typing import Any, NamedTuple
 import msgspec
 
 from smemd.engine.dates.mentions import without_times
-from smemd.engine.dates.stated import ISO_INSTANT, told_instant
+from smemd.engine.dates.stated import ISO_INSTANT, stated_date, told_instant
 from smemd.engine.index.words import STOPWORDS
 from smemd.engine.ingest.chunking import CONTEXT_MAX_TURNS, Chunk, chunk_text, context_of
 
@@ -61,7 +64,8 @@ class Piece(NamedTuple):
 
 class Cut(msgspec.Struct, frozen=True):
     """A document's chunks, each with its own context when it is a chat log's message (None:
-    its document's, for the text around a log), and the instant its log's caption tells."""
+    its document's, for the text around a log), and the instant its log's caption tells, else
+    the earliest its messages state."""
 
     chunks: list[tuple[Chunk, str | None]]
     told: float | None
@@ -75,12 +79,14 @@ def pieces(content: str) -> list[Piece]:
 
 def _read(content: str) -> tuple[list[Piece], float | None]:
     """`pieces`, and the instant the first caption that tells one tells (a caption is no piece,
-    but its date dates a document sent without one)."""
+    but its date dates a document sent without one), else the earliest its messages state."""
     found: list[Piece] = []
     told: float | None = None
+    stated: list[float] = []
     done = 0  # the content before this is in `found`
-    for start, end, turns in _logs(content):
+    for start, end, turns, said_from in _logs(content):
         told = _put_around(content[done:start], found, told)
+        stated += [] if said_from is None else [said_from]
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
@@ -89,7 +95,8 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
         done = end
     if not found:
         return [Piece(content, None)], None
-    return found, _put_around(content[done:], found, told)
+    told = _put_around(content[done:], found, told)
+    return found, told if told is not None else min(stated, default=None)
 
 
 def _put_around(text: str, found: list[Piece], told: float | None) -> float | None:
@@ -116,7 +123,7 @@ def is_caption(text: str) -> bool:
 
 
 def cut(content: str) -> Cut:
-    """The content's chunks (`pieces`, each chunked) and its caption's instant."""
+    """The content's chunks (`pieces`, each chunked) and the instant it tells (`Cut.told`)."""
     chunks: list[tuple[Chunk, str | None]] = []
     found, told = _read(content)
     for piece in found:
@@ -128,17 +135,26 @@ def cut(content: str) -> Cut:
 def count(content: str, limit: int) -> int:
     """How many chunks `cut` makes of the content, or, past `limit` messages, how many messages
     it holds (each is a chunk at least): a log of a million messages is not cut to find out."""
-    messages = sum(len(turns) for _, _, turns in _logs(content))
+    messages = sum(len(log.turns) for log in _logs(content))
     return messages if messages > limit else len(cut(content).chunks)
 
 
 def speakers(content: str) -> frozenset[str]:
     """Who speaks in the chat logs in the content, as `pieces` writes them."""
-    return frozenset(who for _, _, turns in _logs(content) for who, _ in turns)
+    return frozenset(who for log in _logs(content) for who, _ in log.turns)
 
 
-def _logs(content: str) -> Iterator[tuple[int, int, list[tuple[str, str]]]]:
-    """Each chat log in the content: where it starts and ends, and its (speaker, text) turns."""
+class Log(NamedTuple):
+    start: int
+    end: int
+    turns: list[tuple[str, str]]  # (speaker, text)
+    # The earliest instant its messages state, as a document's metadata states one
+    # (smemd.engine.dates.stated: `timestamp`, `date` and the like), if any does.
+    said_from: float | None
+
+
+def _logs(content: str) -> Iterator[Log]:
+    """Each chat log in the content: where it starts and ends, its turns and when it began."""
     if "{" not in content:
         return
     decoder = json.JSONDecoder()
@@ -155,7 +171,8 @@ def _logs(content: str) -> Iterator[tuple[int, int, list[tuple[str, str]]]]:
         except (ValueError, RecursionError):  # not JSON to its end, or nested past reading
             continue
         if turns := _turns(value):
-            yield start, end, turns
+            stated = (stated_date(message) for message in value)
+            yield Log(start, end, turns, min((t for t in stated if t is not None), default=None))
             done = end
 
 

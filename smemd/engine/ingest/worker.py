@@ -297,8 +297,9 @@ class Worker:
         # chat log sent as JSON is cut a message at a time (chat_logs).
         cut = await asyncio.to_thread(chat_logs.cut, doc.content)
         chunking.check_count(len(cut.chunks), self.max_chunks)
-        # A log's caption ("The following session took place on 8 May, 2023") dates a
-        # document that its add did not: it is no passage, and the date would be lost.
+        # A log's caption ("The following session took place on 8 May, 2023"), else the times
+        # its messages state, date a document that its add did not: a caption is no passage,
+        # and the date would be lost.
         told = cut.told if doc.content_date is None else None
         if told is not None:
             doc = msgspec.structs.replace(doc, content_date=told)
