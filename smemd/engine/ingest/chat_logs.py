@@ -86,7 +86,8 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
     done = 0  # the content before this is in `found`
     for start, end, turns, said_from in _logs(content):
         told = _put_around(content[done:start], found, told)
-        stated += [] if said_from is None else [said_from]
+        if said_from is not None:
+            stated.append(said_from)
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
@@ -145,6 +146,8 @@ def speakers(content: str) -> frozenset[str]:
 
 
 class Log(NamedTuple):
+    """A chat log found in a document's content."""
+
     start: int
     end: int
     turns: list[tuple[str, str]]  # (speaker, text)
