@@ -38,7 +38,7 @@ import numpy as np  # noqa: E402
 
 from smemd.engine.index import ann as ann_module  # noqa: E402
 from smemd.engine.index.ann import AnnIndex  # noqa: E402
-from tests.bench.ann_choice import data_arguments, exact_top, real_vectors  # noqa: E402
+from tests.bench.ann_vectors import data_arguments, exact_top, real_vectors  # noqa: E402
 
 K = 10
 SENTENCE_RUNS = (2, 3, 4)
