@@ -61,6 +61,7 @@ def _stretches(dialogues: list[dict[str, Any]]) -> list[list[dict[str, Any]]]:
 
 
 def category(question: str) -> str:
+    """A question's category: the wh-word it opens with, else "other"."""
     first = _FIRST_WORD.match(question.strip().casefold())
     return first.group(0) if first and first.group(0) in WH_WORDS else "other"
 
