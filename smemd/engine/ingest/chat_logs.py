@@ -82,12 +82,11 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
     but its date dates a document sent without one), else the earliest its messages state."""
     found: list[Piece] = []
     told: float | None = None
-    stated: list[float] = []
+    messages: list[dict[str, Any]] = []
     done = 0  # the content before this is in `found`
-    for start, end, turns, said_from in _logs(content):
+    for start, end, turns, sent in _logs(content):
         told = _put_around(content[done:start], found, told)
-        if said_from is not None:
-            stated.append(said_from)
+        messages += sent
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
@@ -97,7 +96,9 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
     if not found:
         return [Piece(content, None)], None
     told = _put_around(content[done:], found, told)
-    return found, told if told is not None else min(stated, default=None)
+    if told is None:  # when the messages say, as a document's metadata does (`timestamp`, `date`)
+        told = min((t for m in messages if (t := stated_date(m)) is not None), default=None)
+    return found, told
 
 
 def _put_around(text: str, found: list[Piece], told: float | None) -> float | None:
@@ -151,13 +152,11 @@ class Log(NamedTuple):
     start: int
     end: int
     turns: list[tuple[str, str]]  # (speaker, text)
-    # The earliest instant its messages state, as a document's metadata states one
-    # (smemd.engine.dates.stated: `timestamp`, `date` and the like), if any does.
-    said_from: float | None
+    messages: list[dict[str, Any]]  # as sent: what else they say (when) is read only by `cut`
 
 
 def _logs(content: str) -> Iterator[Log]:
-    """Each chat log in the content: where it starts and ends, its turns and when it began."""
+    """Each chat log in the content: where it starts and ends, its turns and its messages."""
     if "{" not in content:
         return
     decoder = json.JSONDecoder()
@@ -174,8 +173,7 @@ def _logs(content: str) -> Iterator[Log]:
         except (ValueError, RecursionError):  # not JSON to its end, or nested past reading
             continue
         if turns := _turns(value):
-            stated = (stated_date(message) for message in value)
-            yield Log(start, end, turns, min((t for t in stated if t is not None), default=None))
+            yield Log(start, end, turns, value)
             done = end
 
 
