@@ -78,13 +78,12 @@ def _spans(dialogue: dict[str, Any]) -> list[tuple[int, int]]:
 
 
 def _lying(
-    dialogue: dict[str, Any], ids: list[str | None], answer: dict[str, Any]
+    edus: list[dict[str, str]], spans: list[tuple[int, int]], ids: list[str | None], at: int
 ) -> list[str | None]:
     """The turns an answer lies in (None for a message of a repeat not said before): the message
     its span starts in, or, for a span on the name of a message's speaker ("Who will test
     again?" "abedo"), each message of that speaker said before."""
-    edus, at = dialogue["edus"], answer["answer_start"]
-    for i, (start, end) in enumerate(_spans(dialogue)):
+    for i, (start, end) in enumerate(spans):
         speaker = edus[i]["speaker"]
         if start <= at < start + len(speaker) + 2:
             return [ids[j] for j, e in enumerate(edus) if e["speaker"] == speaker and ids[j]]
@@ -106,16 +105,21 @@ def _sample(name: str, stretches: list[list[dict[str, Any]]]) -> dict[str, Any]:
         for i, turn in enumerate(turns, start=1):
             said.setdefault(turn, f"D{number}:{i}")
         for dialogue in (first, *repeats):
-            ids = [said.get((edu["speaker"], line(edu["text"]))) for edu in dialogue["edus"]]
+            edus, spans = dialogue["edus"], _spans(dialogue)
+            ids = [said.get((edu["speaker"], line(edu["text"]))) for edu in edus]
             for question in dialogue["qas"]:
                 if question["is_impossible"]:
                     continue
                 found = {
-                    turn for answer in question["answers"] for turn in _lying(dialogue, ids, answer)
+                    turn
+                    for answer in question["answers"]
+                    for turn in _lying(edus, spans, ids, answer["answer_start"])
                 }
+                if not found or None in found:
+                    continue
                 text = line(question["question"])
                 evidence = tuple(sorted(turn for turn in found if turn is not None))
-                if not evidence or None in found or (text.casefold(), evidence) in asked:
+                if (text.casefold(), evidence) in asked:
                     continue
                 asked.add((text.casefold(), evidence))
                 qa.append({
