@@ -33,6 +33,7 @@ BACKEND_SUITES = frozenset({
     "test_smemctl_memory", "test_smemctl_entities", "test_console_memories",
     "test_namespace_keys", "test_export", "test_import", "test_import_histories", "test_undo",
     "test_rederive", "test_turn_context", "test_recall_speakers", "test_chat_logs",
+    "test_chat_log_times",
 })  # fmt: skip
 
 

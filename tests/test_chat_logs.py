@@ -97,7 +97,7 @@ def test_a_caption_tells_when_its_log_took_place() -> None:
     ]:
         assert cut(content).told == told, content
     # The caption is no chunk.
-    assert [c.text for c, _ in cut(PREAMBLE + log).chunks] == [p.text for p in pieces(log)]
+    assert [p.chunk.text for p in cut(PREAMBLE + log).chunks] == [p.text for p in pieces(log)]
 
 
 def test_a_log_without_a_caption_is_dated_by_the_earliest_time_its_messages_state() -> None:
@@ -119,7 +119,7 @@ def test_a_log_without_a_caption_is_dated_by_the_earliest_time_its_messages_stat
     ]:
         assert cut(content).told == told, content
     # What a message states of when it was sent is no part of what it said.
-    assert [c.text for c, _ in cut(sent(may_8, may_8)).chunks] == [
+    assert [p.chunk.text for p in cut(sent(may_8, may_8)).chunks] == [
         p.text for p in pieces(json.dumps(SESSION))
     ]
 

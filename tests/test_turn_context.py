@@ -325,7 +325,7 @@ async def test_a_vector_read_with_a_context_since_replaced_is_not_written(tmp_pa
                     error=None, revision=1, created_at=1.0, updated_at=1.0,
                 )
             )  # fmt: skip
-            await writer.replace_chunks(doc, [("chk_a", 0, "", doc.content, "painted")], 1.0)
+            await writer.replace_chunks(doc, [("chk_a", 0, "", doc.content, "painted", None)], 1.0)
             # The late turn's commit: a new context, with its vector.
             await writer.set_chunk_vectors([("chk_a", "painted", "running?")], np.ones((1, 4)))
             # The worker's step, which read the chunk before it.

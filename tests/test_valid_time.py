@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -240,8 +241,14 @@ def test_valid_time_never_begins_after_the_fact_was_said() -> None:
         return Candidate(job_id="j", position=0, chunk_id="c", text="x", type="fact",
                          event_at=event_at)  # fmt: skip
 
-    assert valid_from(fact(None), doc, said + 500) == said
-    assert valid_from(fact(said - 86400), doc, said + 500) == said - 86400  # it happened before
+    assert valid_from(fact(None), doc, None, said + 500) == said
+    assert valid_from(fact(said - 86400), doc, None, said + 500) == said - 86400  # happened before
     # An appointment for later holds from when it was made: a change of it said afterwards
     # must be the later version, whatever day either names.
-    assert valid_from(fact(said + 30 * 86400), doc, said + 500) == said
+    assert valid_from(fact(said + 30 * 86400), doc, None, said + 500) == said
+    # A chat log's message says when it was sent, which may be days after the log's first.
+    sent = said + 3 * 86400
+    assert valid_from(fact(None), doc, sent, said + 500) == sent
+    assert valid_from(fact(said + 30 * 86400), doc, sent, said + 500) == sent
+    undated = msgspec.structs.replace(doc, content_date=None)
+    assert valid_from(fact(None), undated, None, said + 500) == said + 500

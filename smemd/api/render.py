@@ -65,7 +65,7 @@ def chunk(
     return ChunkOut(
         id=c.id, position=c.position, content=c.text, type="text", metadata=dict(metadata or {}),
         system=System(created_at=iso(c.created_at)),
-        document_id=c.document_id if with_document else None,
+        document_id=c.document_id if with_document else None, said_at=iso(c.said_at),
     )  # fmt: skip
 
 

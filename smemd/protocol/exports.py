@@ -93,6 +93,7 @@ class ChunkRecord(ExportRecord, tag="chunk"):
     text: str
     created_at: Time
     context: str = ""  # what came just before its document (the turns before), searched with it
+    said_at: Time | None = None  # when its message was sent, as its chat log stated it
 
 
 class MemoryRecord(ExportRecord, tag="memory"):

@@ -277,6 +277,7 @@ class ChunkOut(Sparse):
     metadata: dict[str, Any]
     system: System
     document_id: str | None = None
+    said_at: str | None = None  # when its message was sent, as its chat log stated it
 
 
 class DocumentOut(Sparse):

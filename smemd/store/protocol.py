@@ -29,6 +29,7 @@ from smemd.store.records import (
     AliasDecision,
     Candidate,
     Chunk,
+    ChunkRow,
     Contradiction,
     Document,
     DocumentHead,
@@ -131,7 +132,7 @@ class DocumentWriting(Protocol):
         self, document_id: str, status: Phase, now: float, error: str | None = None
     ) -> None: ...
     async def replace_chunks(
-        self, document: Document, pieces: Sequence[tuple[str, int, str, str, str]], now: float
+        self, document: Document, pieces: Sequence[ChunkRow], now: float
     ) -> list[int]: ...
     async def set_chunk_vectors(
         self, chunks: Sequence[tuple[str, str, str]], vectors: np.ndarray

@@ -73,6 +73,12 @@ class Chunk(Record):
     # What came just before its document, which the reader of it had in mind (the short turns
     # before, in a conversation): searched with it, never shown as its text.
     context: str = ""
+    # When its message was sent, as its chat log states it (None: when its document was).
+    said_at: float | None = None
+
+
+# A chunk as a document's chunking writes it: id, position, heading, text, context, said_at.
+ChunkRow = tuple[str, int, str, str, str, float | None]
 
 
 class Memory(Record):

@@ -12,8 +12,10 @@ text around a log is a passage of its own, unless it only says that the log foll
 (`is_caption`): then the instant it tells dates a document sent without a date; a log with no
 such caption whose messages state when they were sent (Discord's `timestamp`, Telegram's `date`:
 the names a document's metadata is read under, smemd.engine.dates.stated) is dated by the
-earliest. Each message keeps its document's date: a log is one session. The document's content
-stays as it was sent.
+earliest. A log is one session, and a message that states when it was sent keeps that time
+(`Part.said_at`): a history of many days sent as one document is found by the day a question
+names, and its facts are dated by the day they were said. The document's content stays as it
+was sent.
 
 A log is a JSON array, opening a line, of objects that each say who speaks (`speaker`, `name`,
 `author`, `sender` or `from`, else `role`) and what (`content`, `text`, `message` or `body`: a
@@ -60,14 +62,22 @@ class Piece(NamedTuple):
     # before it in its session (chunking.context_of). None for the text around a log, which
     # takes its document's.
     context: str | None
+    said_at: float | None = None  # when the message says it was sent (None: not said)
+
+
+class Part(NamedTuple):
+    """A chunk of a document, with what it takes from its message when it is a chat log's."""
+
+    chunk: Chunk
+    context: str | None  # None: its document's
+    said_at: float | None  # None: when its document was
 
 
 class Cut(msgspec.Struct, frozen=True):
-    """A document's chunks, each with its own context when it is a chat log's message (None:
-    its document's, for the text around a log), and the instant its log's caption tells, else
-    the earliest its messages state."""
+    """A document's chunks, and the instant its log's caption tells, else the earliest its
+    messages state."""
 
-    chunks: list[tuple[Chunk, str | None]]
+    chunks: list[Part]
     told: float | None
 
 
@@ -82,22 +92,22 @@ def _read(content: str) -> tuple[list[Piece], float | None]:
     but its date dates a document sent without one), else the earliest its messages state."""
     found: list[Piece] = []
     told: float | None = None
-    messages: list[dict[str, Any]] = []
     done = 0  # the content before this is in `found`
     for start, end, turns, sent in _logs(content):
         told = _put_around(content[done:start], found, told)
-        messages += sent
         said = [f"{who}: {text}" for who, text in turns]
         for i, (who, _) in enumerate(turns):
             before = said[max(0, i - CONTEXT_MAX_TURNS) : i][::-1]
             goes_on = i > 0 and turns[i - 1][0] == who
-            found.append(Piece(said[i], context_of(said[i], before, goes_on)))
+            # When the message says it was sent, as a document's metadata does (`timestamp`).
+            at = stated_date(sent[i])
+            found.append(Piece(said[i], context_of(said[i], before, goes_on), at))
         done = end
     if not found:
         return [Piece(content, None)], None
     told = _put_around(content[done:], found, told)
-    if told is None:  # when the messages say, as a document's metadata does (`timestamp`, `date`)
-        told = min((t for m in messages if (t := stated_date(m)) is not None), default=None)
+    if told is None:
+        told = min((p.said_at for p in found if p.said_at is not None), default=None)
     return found, told
 
 
@@ -126,11 +136,12 @@ def is_caption(text: str) -> bool:
 
 def cut(content: str) -> Cut:
     """The content's chunks (`pieces`, each chunked) and the instant it tells (`Cut.told`)."""
-    chunks: list[tuple[Chunk, str | None]] = []
+    chunks: list[Part] = []
     found, told = _read(content)
     for piece in found:
         for chunk in chunk_text(piece.text):
-            chunks.append((msgspec.structs.replace(chunk, position=len(chunks)), piece.context))
+            chunk = msgspec.structs.replace(chunk, position=len(chunks))
+            chunks.append(Part(chunk, piece.context, piece.said_at))
     return Cut(chunks, told)
 
 
@@ -152,7 +163,7 @@ class Log(NamedTuple):
     start: int
     end: int
     turns: list[tuple[str, str]]  # (speaker, text)
-    messages: list[dict[str, Any]]  # as sent: what else they say (when) is read only by `cut`
+    messages: list[dict[str, Any]]  # each turn's as sent: its time is read by `cut` alone
 
 
 def _logs(content: str) -> Iterator[Log]:
@@ -172,24 +183,28 @@ def _logs(content: str) -> Iterator[Log]:
             value, end = decoder.raw_decode(content, start)
         except (ValueError, RecursionError):  # not JSON to its end, or nested past reading
             continue
-        if turns := _turns(value):
-            yield Log(start, end, turns, value)
+        turns, messages = _turns(value)
+        if turns:
+            yield Log(start, end, turns, messages)
             done = end
 
 
-def _turns(value: Any) -> list[tuple[str, str]]:
+def _turns(value: Any) -> tuple[list[tuple[str, str]], list[dict[str, Any]]]:
+    """A log's turns, (speaker, text), and the messages they are, as sent; none if it is no
+    log."""
     if not isinstance(value, list):
-        return []
-    turns = []
+        return [], []
+    turns, messages = [], []
     for message in value:
         if not isinstance(message, dict):
-            return []
+            return [], []
         speaker, text = _speaker(message), _text(message)
         if speaker is None or text is None:
-            return []
+            return [], []
         if text:
             turns.append((speaker, text))
-    return turns
+            messages.append(message)
+    return turns, messages
 
 
 def _speaker(message: dict[str, Any]) -> str | None:

@@ -6,6 +6,7 @@ With a model (the fleet's background chat lane) the LLM reads the chunks in grou
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, date, datetime
 
 import numpy as np
@@ -43,13 +44,19 @@ async def _read_by_llm(
     timeout: float | None,  # noqa: ASYNC109
 ) -> list[Candidate]:  # fmt: skip
     """Facts as the model reads them. A failure (no content, not JSON) fails the phase, to be
-    retried: it is never taken for a document without facts."""
-    dated = doc.content_date if doc.content_date is not None else doc.created_at
-    found = await extract_facts(
-        llm, [c.text for c in chunks], source=doc.title or doc.url or doc.id,
-        document_date=utc_day(dated), supporting_context=supporting_context, timeout=timeout,
-    )  # fmt: skip
-    return [_candidate(job, chunks, position, fact) for position, fact in enumerate(found)]
+    retried: it is never taken for a document without facts.
+
+    The model is told one date per call: a chat log's messages of another day (`said_at`) are
+    read in a call of their own, so that "today" in each is its own day."""
+    found: list[tuple[list[Chunk], LlmFact]] = []
+    for day, run in itertools.groupby(chunks, key=lambda c: utc_day(_said_or_stored(c, doc))):
+        told = list(run)
+        facts = await extract_facts(
+            llm, [c.text for c in told], source=doc.title or doc.url or doc.id,
+            document_date=day, supporting_context=supporting_context, timeout=timeout,
+        )  # fmt: skip
+        found += [(told, fact) for fact in facts]
+    return [_candidate(job, told, n, fact) for n, (told, fact) in enumerate(found)]
 
 
 def _candidate(job: Job, chunks: list[Chunk], position: int, fact: LlmFact) -> Candidate:
@@ -82,17 +89,27 @@ def _cut_from_sentences(job: Job, doc: Document, chunks: list[Chunk]) -> list[Ca
                     chunk_id=chunk.id,
                     text=fact,
                     type=kind,
-                    event_at=_sentence_date(fact, kind, doc),
+                    event_at=_sentence_date(fact, kind, said_at(chunk, doc)),
                 )
             )
     return candidates
 
 
-def _sentence_date(fact: str, kind: str, doc: Document) -> float | None:
-    """When a sentence says it happened: the day a relative phrase in it names against the
-    document's date ("yesterday", "three weeks ago"); else, for an episode, the document's date."""
-    if doc.content_date is not None:
-        resolved = resolve(fact, utc_day(doc.content_date))
+def said_at(chunk: Chunk, doc: Document) -> float | None:
+    """When a chunk was said: its message's time (a chat log's), else its document's date."""
+    return chunk.said_at if chunk.said_at is not None else doc.content_date
+
+
+def _said_or_stored(chunk: Chunk, doc: Document) -> float:
+    said = said_at(chunk, doc)
+    return said if said is not None else doc.created_at
+
+
+def _sentence_date(fact: str, kind: str, said: float | None) -> float | None:
+    """When a sentence says it happened: the day a relative phrase in it names against the day
+    it was said ("yesterday", "three weeks ago"); else, for an episode, that day."""
+    if said is not None:
+        resolved = resolve(fact, utc_day(said))
         if resolved is not None:
             return _midnight(resolved.day)
-    return doc.content_date if kind == "episode" else None
+    return said if kind == "episode" else None

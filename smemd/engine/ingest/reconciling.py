@@ -35,6 +35,7 @@ class Plan(msgspec.Struct):
     vector: np.ndarray
     decision: Decision
     judged: Judged | None  # the judge's call behind the decision, if it was asked
+    said_at: float | None  # when its chunk's message was sent, if its chat log says
     memory_id: str | None = None  # the new memory, unless a duplicate
 
 
@@ -48,6 +49,7 @@ class Reconciler:
         """Each candidate's decision against its neighbours, the job's earlier ones among them."""
         async with self.store.read() as reader:
             items = await reader.candidates(job.id)
+            said = {c.id: c.said_at for c in await reader.chunks_of(doc.id)}
             # A revision is reconciled against what the document said before, wherever those
             # memories rank among the namespace's: its facts are updated, not duplicated.
             before = (
@@ -82,7 +84,7 @@ class Reconciler:
                 decision.target,
                 decision.reason,
             )
-            plans.append(Plan(candidate, vector, decision, judged))
+            plans.append(Plan(candidate, vector, decision, judged, said.get(candidate.chunk_id)))
         return plans
 
     async def apply(
@@ -131,7 +133,7 @@ class Reconciler:
             id=memory_id, namespace=doc.namespace, text=candidate.text, type=candidate.type,
             root_id=memory_id, document_id=doc.id, chunk_id=candidate.chunk_id,
             event_at=candidate.event_at, metadata=dict(doc.metadata), typed_by=candidate.typed_by,
-            entities=candidate.entities, valid_from=valid_from(candidate, doc, t),
+            entities=candidate.entities, valid_from=valid_from(candidate, doc, plan.said_at, t),
             mentions=mentions(candidate.text, candidate.entities),
         )  # fmt: skip
         target = None
@@ -165,13 +167,16 @@ class Reconciler:
             await writer.log_judgement(msgspec.structs.replace(plan.judged, subject_id=subject_id))
 
 
-def valid_from(candidate: Candidate, doc: Document, stored_at: float) -> float:
-    """When the fact began to hold: its event date, else its document's date, else now.
+def valid_from(
+    candidate: Candidate, doc: Document, said_at: float | None, stored_at: float
+) -> float:
+    """When the fact began to hold: its event date, else when it was said (its message's time,
+    `said_at`, else its document's date), else now.
 
-    Never after the document said it: "The dentist appointment is on 5 January." holds from
-    when it was said, and a later "It was moved to 3 January." must come after it.
+    Never after it was said: "The dentist appointment is on 5 January." holds from when it was
+    said, and a later "It was moved to 3 January." must come after it.
     """
-    said = doc.content_date if doc.content_date is not None else stored_at
+    said = next((t for t in (said_at, doc.content_date) if t is not None), stored_at)
     return said if candidate.event_at is None else min(candidate.event_at, said)
 
 

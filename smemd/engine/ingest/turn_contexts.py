@@ -75,7 +75,8 @@ async def stale_after(reader: Reader, doc: Document) -> list[Restated]:
         whole = await reader.document_by_id(turn.id)
         if whole is None:
             continue  # deleted meanwhile
-        own = {c.position for c, mine in chat_logs.cut(whole.content).chunks if mine is not None}
+        parts = chat_logs.cut(whole.content).chunks
+        own = {p.chunk.position for p in parts if p.context is not None}
         stale += [
             Restated(turn, chunk, context)
             for chunk in chunks

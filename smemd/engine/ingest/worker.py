@@ -308,8 +308,8 @@ class Worker:
             context = await turn_contexts.context_of_document(reader, doc)
         rows = [
             (new_id("chk"), c.position, " > ".join(c.heading_path), c.text,
-             context if own is None else own)
-            for c, own in cut.chunks
+             context if own is None else own, said_at)
+            for c, own, said_at in cut.chunks
         ]  # fmt: skip
 
         async def work(writer: Writer, changes: IndexChanges) -> Document | None:

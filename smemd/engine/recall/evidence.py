@@ -106,7 +106,7 @@ def _render(
             return None
         document = hit.document or documents.get(hit.chunk.document_id)
         source = Source(n=0, kind="chunk", id=hit.chunk.id, document_id=hit.chunk.document_id)
-        text, when = hit.chunk.text, None
+        text, when = hit.chunk.text, hit.chunk.said_at
     else:
         return None
     if document is not None and when is None:

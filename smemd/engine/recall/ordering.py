@@ -27,8 +27,8 @@ T = TypeVar("T", bound=Scored)
 
 
 def sessions_of(passages: Sequence[Passage], documents: dict[str, Document]) -> list[float | None]:
-    """Each passage's session among them (smemd.engine.sessions), by its document's date, when
-    the search read its document; no date, no session."""
+    """Each passage's session among them (smemd.engine.sessions), by its message's time (a chat
+    log's) or its document's date, when the search read its document; no date, no session."""
     dates = [_date_of(passage, documents) for passage in passages]
     starts = session_starts(date for date in dates if date is not None)
     return [starts[date] if date is not None else None for date in dates]
@@ -36,6 +36,8 @@ def sessions_of(passages: Sequence[Passage], documents: dict[str, Document]) -> 
 
 def _date_of(passage: Passage, documents: dict[str, Document]) -> float | None:
     if passage.chunk is not None:
+        if passage.chunk.said_at is not None:  # a chat log's message: its sitting, not the log's
+            return passage.chunk.said_at
         document_id: str | None = passage.chunk.document_id
     else:
         document_id = passage.memories[0].document_id if passage.memories else None

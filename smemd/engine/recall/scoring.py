@@ -187,8 +187,11 @@ def passage_text(passage: Passage) -> str:
 
 
 def passage_date(passage: Passage, documents: dict[str, Document]) -> float:
-    """When a passage was said: its document's date, else when the document or memory arrived."""
+    """When a passage was said: its message's time (a chat log's), else its document's date,
+    else when the document or memory arrived."""
     if passage.chunk is not None:
+        if passage.chunk.said_at is not None:
+            return passage.chunk.said_at
         document = documents.get(passage.chunk.document_id)
         if document is not None:
             return document.content_date or document.created_at

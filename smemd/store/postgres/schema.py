@@ -237,6 +237,11 @@ async def m0007_chunk_context(db: psycopg.AsyncConnection) -> None:
     await db.execute(_CHUNK_CONTEXT.encode())
 
 
+async def m0008_chunk_said_at(db: psycopg.AsyncConnection) -> None:
+    """When a chunk's message was sent (smemd.store.sqlite.schema 0019)."""
+    await db.execute(b"ALTER TABLE chunks ADD COLUMN said_at DOUBLE PRECISION")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_tables", m0001_tables),
     ("0002_search", m0002_search),
@@ -245,6 +250,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0005_postings", m0005_postings),
     ("0006_ingest_ids", m0006_ingest_ids),
     ("0007_chunk_context", m0007_chunk_context),
+    ("0008_chunk_said_at", m0008_chunk_said_at),
 ]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import msgspec
 import numpy as np
 
-from smemd.store.records import Chunk, Document, IndexRows, Phase
+from smemd.store.records import Chunk, ChunkRow, Document, IndexRows, Phase
 from smemd.store.scope import EVERY, Scope
 from smemd.store.sql.connection import Connection
 from smemd.store.sql.retractions import CHUNK_RETRACTED
@@ -259,10 +259,10 @@ class DocumentWrites(DocumentReads):
         )
 
     async def replace_chunks(
-        self, document: Document, pieces: Sequence[tuple[str, int, str, str, str]], now: float
+        self, document: Document, pieces: Sequence[ChunkRow], now: float
     ) -> list[int]:
-        """Make (id, position, heading, text, context) the document's chunks; return the seqs
-        removed.
+        """Make these (id, position, heading, text, context, said_at) the document's chunks;
+        return the seqs removed.
 
         Unchanged text in an unchanged context keeps its vector, so a revision re-embeds only
         what changed.
@@ -274,11 +274,11 @@ class DocumentWrites(DocumentReads):
         await self.db.execute("DELETE FROM chunks WHERE document_id = ?", [document.id])
         await self.db.executemany(
             "INSERT INTO chunks (id, document_id, namespace, position, heading, text, context,"
-            " vector, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            " said_at, vector, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [
-                (cid, document.id, document.namespace, pos, heading, text, context,
+                (cid, document.id, document.namespace, pos, heading, text, context, said_at,
                  vectors.get((text, context)), now)
-                for cid, pos, heading, text, context in pieces
+                for cid, pos, heading, text, context, said_at in pieces
             ],
         )  # fmt: skip
         return [row[0] for row in rows]

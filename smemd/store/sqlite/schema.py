@@ -430,6 +430,11 @@ async def m0018_chunk_context(db: aiosqlite.Connection) -> None:
     )
 
 
+async def m0019_chunk_said_at(db: aiosqlite.Connection) -> None:
+    """When a chunk's message was sent, when its chat log states it (NULL: its document's date)."""
+    await db.execute("ALTER TABLE chunks ADD COLUMN said_at REAL")
+
+
 MIGRATIONS: list[tuple[str, Migration]] = [
     ("0001_initial", m0001_initial),
     ("0002_drop_full_text", m0002_drop_full_text),
@@ -449,6 +454,7 @@ MIGRATIONS: list[tuple[str, Migration]] = [
     ("0016_namespace_keys", m0016_namespace_keys),
     ("0017_ingest_ids", m0017_ingest_ids),
     ("0018_chunk_context", m0018_chunk_context),
+    ("0019_chunk_said_at", m0019_chunk_said_at),
 ]
 
 
