@@ -38,11 +38,7 @@ class Hydration:
         (`sources`), and up to `related` of each memory's versions and of its links."""
         memories = list({h.memory.id: h.memory for h in hits if h.memory is not None}.values())
         wanted = sorted({m.document_id for m in memories if m.document_id}) if documents else []
-        read_from = (
-            sorted({m.document_id for m in memories if m.chunk_id and m.document_id})
-            if sources
-            else []
-        )
+        read_from = sorted({m.chunk_id for m in memories if m.chunk_id}) if sources else []
         relating = memories if related > 0 else []
         found: dict[str, Document] = {}
         pieces: dict[str, Chunk] = {}
@@ -51,9 +47,8 @@ class Hydration:
             async with self.store.read() as reader:
                 if wanted:
                     found = await reader.documents_by_id(wanted)
-                if read_from:
-                    chunks = await reader.chunks_of_documents(read_from)
-                    pieces = {c.id: c for of_one in chunks.values() for c in of_one}
+                if read_from:  # by id: a memory of a document of 10,000 chunks needs one
+                    pieces = await reader.chunks_by_id(read_from)
                 if relating:
                     nearby = await _related(reader, relating, related)
         out = []

@@ -17,6 +17,7 @@ from smemd.store.sql.rows import (
     CHUNK_WORDS,
     DOCUMENT_COLUMNS,
     DOCUMENT_OPENING_COLUMNS,
+    batches,
     metadata_json,
     to_record,
     to_records,
@@ -185,6 +186,18 @@ class DocumentReads:
             f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE seq IN ({marks})", list(seqs)
         )
         return {c.seq: c for c in to_records(Chunk, list(rows))}
+
+    async def chunks_by_id(self, ids: Sequence[str]) -> dict[str, Chunk]:
+        """These chunks, by id: the few a search's memories were read from, whatever the size
+        of their documents."""
+        found: dict[str, Chunk] = {}
+        for some in batches(list(ids)):
+            rows = await self.db.execute_fetchall(
+                f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE id IN ({','.join('?' * len(some))})",
+                some,
+            )
+            found.update((c.id, c) for c in to_records(Chunk, list(rows)))
+        return found
 
     async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
         """A page of chunks with vectors (seq > `after`); live unless their document is retracted."""

@@ -1,0 +1,77 @@
+"""v4 search with `include.chunks` where the memories come from one large document.
+
+Each memory result carries the chunk it was read from; those chunks are read by id, whatever the
+size of their document. One namespace holds one document of `--chunks` sections (a chunk each,
+two memories each); 60 searches of 10 results follow (the first 10 not counted). Prints p50 and
+p95 of the HTTP round trip over the daemon's Unix socket.
+
+    python3 -m tests.bench.source_chunks [--chunks 3000] [--state-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from tests.bench.retrieval import Http
+from tests.daemon_process import DaemonProcess
+
+WORDS = "alpha beta gamma delta river mountain engine kettle violin orange harbor lantern".split()
+SEARCHES, WARMUP = 60, 10
+
+
+def document(sections: int) -> str:
+    rng = random.Random(0)
+    parts = []
+    for i in range(sections):
+        said = " ".join(rng.choice(WORDS) for _ in range(12))
+        parts.append(
+            f"## Part {i}\n\nRecord {i}: the {said} was logged by station {i % 97}. "
+            f"Station {i % 97} reported {said}.\n"
+        )
+    return "\n".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--chunks", type=int, default=3000, help="sections of the one document")
+    parser.add_argument("--state-dir", type=Path, help="keep the daemon's state here")
+    args = parser.parse_args()
+    kept = args.state_dir is not None
+    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(state_dir, None).start(["--log-level", "warning"])
+    try:
+        http = Http(daemon.socket)
+        if not http.call("POST", "/ns/big/list/documents?limit=1", {})["pagination"]["totalItems"]:
+            http.call("POST", "/v3/documents",
+                      {"content": document(args.chunks), "containerTag": "big"})  # fmt: skip
+        while set(http.call("GET", "/v1/jobs?limit=1")["counts"]) - {"done", "failed"}:
+            time.sleep(0.5)
+        took = []
+        for i in range(SEARCHES):
+            body = {"q": f"What did station {i} report about the river?", "containerTag": "big",
+                    "limit": 10, "threshold": 0, "searchMode": "hybrid",
+                    "include": {"chunks": True}}  # fmt: skip
+            started = time.perf_counter()
+            http.call("POST", "/v4/search", body)
+            took.append(time.perf_counter() - started)
+    finally:
+        daemon.stop()
+        if not kept:
+            shutil.rmtree(state_dir, ignore_errors=True)
+    counted = sorted(took[WARMUP:])
+    p95 = counted[round(0.95 * (len(counted) - 1))]
+    print(
+        f"source_chunks chunks={args.chunks} v4_include_chunks_p50_ms="
+        f"{statistics.median(counted) * 1000:.1f} p95_ms={p95 * 1000:.1f}"
+    )
+
+
+if __name__ == "__main__":
+    main()
