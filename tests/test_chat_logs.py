@@ -17,11 +17,13 @@ from smemd.engine.ingest.chat_logs import MAX_TRIES, Piece, cut, is_caption, pie
 from smemd.engine.recall.scoring import Passage
 from smemd.engine.recall.speakers import passage_source, passage_speaker
 from smemd.engine.transcripts import opening_of
-from smemd.protocol.exports import ChunkRecord
+from smemd.instants import parse
+from smemd.protocol.exports import ChunkRecord, DocumentRecord
 from smemd.store.records import Chunk, Document
 from tests.conftest import Running
 from tests.test_api import call
 from tests.test_export import records
+from tests.test_import import exported as export_of
 from tests.test_memory_api import settle
 
 SESSION = [
@@ -331,8 +333,13 @@ async def test_a_log_sent_without_a_date_or_caption_is_dated_by_its_messages(
     ]  # fmt: skip
     await add_v3(running, {"content": json.dumps(exported), "containerTag": "exported"})
     await settle(running)
+    (document,) = [r for r in records(await export_of(running, "exported"))
+                   if isinstance(r, DocumentRecord)]  # fmt: skip
+    assert document.content_date == parse("2023-05-08T13:56:00Z")  # the earliest
+    # Each result says when its own message was said (tests/test_chat_log_times.py).
     assert await documents_dates(running, "exported", "Where did Caroline go?") == {
-        "2023-05-08T13:56:00.000Z"
+        "2023-05-08T13:56:00.000Z",
+        "2023-05-08T13:58:00.000Z",
     }
 
 

@@ -73,7 +73,8 @@ async def run(request: web.Request, ns: str, body: V4Search) -> V4SearchResponse
     if isinstance(translated, Filter):
         query.filter = translated
     hits = await engine.hydration.hits(
-        await engine.recall.search(ns, query), documents=True, sources=embeds,
+        # A memory's source says when it was said, if its chat log stated it (`_dated`).
+        await engine.recall.search(ns, query), documents=True, sources=True,
         related=RELATED_LIMIT if body.include.related_memories else 0,
     )  # fmt: skip
     results = _render(hits, body, embeds)
@@ -88,7 +89,8 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
         hit = hydrated.hit
         if hit.memory is not None:
             m = hit.memory
-            result = _memory(hit, m, hydrated.document)
+            said = hydrated.source.said_at if hydrated.source is not None else None
+            result = _memory(hit, m, hydrated.document, said)
             if embeds:
                 source = hydrated.source
                 score = ranked_chunks.get(m.chunk_id or "", hit.similarity)
@@ -100,7 +102,7 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
             # under a memory read from it: the ranking is v5's, result for result.
             assert hit.chunk is not None
             result = _chunk_result(hit)
-            result.metadata = _dated(result.metadata, hit.document, None)
+            result.metadata = _dated(result.metadata, hit.document, None, hit.chunk.said_at)
         document = hydrated.document
         if (body.include.documents or body.include.summaries) and document is not None:
             result.documents = [_document(document, body.include.documents)]
@@ -108,23 +110,28 @@ def _render(hits: list[Hydrated], body: V4Search, embeds: bool) -> list[V4Result
     return results
 
 
-def _memory(hit: Hit, m: Memory, document: Document | None) -> V4Result:
+def _memory(hit: Hit, m: Memory, document: Document | None, said_at: float | None) -> V4Result:
     return V4Result(
         id=m.id, memory=m.text, similarity=round(hit.similarity, 4),
-        updated_at=render.iso(m.updated_at) or "", metadata=_dated(m.metadata, document, m),
+        updated_at=render.iso(m.updated_at) or "", metadata=_dated(m.metadata, document, m, said_at),
         version=m.version, root_memory_id=m.root_id if m.root_id != m.id else None,
     )  # fmt: skip
 
 
 def _dated(
-    metadata: dict[str, Any], document: Document | None, memory: Memory | None
-) -> dict[str, Any]:
-    """`metadata` with its `temporalContext`: the document's date and the memory's event's."""
+    metadata: dict[str, Any], document: Document | None, memory: Memory | None,
+    said_at: float | None,
+) -> dict[str, Any]:  # fmt: skip
+    """`metadata` with its `temporalContext`: when it was said (`documentDate`: its chat log's
+    message's time, `said_at`, else its document's date), and the memory's event's. A client
+    reads relative dates ("today") against documentDate, as memorybench's answering prompt does:
+    a message of a history sent as one document was said on its own day."""
     if "temporalContext" in metadata:
         return metadata
     told: dict[str, Any] = {}
-    if document is not None and document.content_date is not None:
-        told["documentDate"] = render.iso(document.content_date)
+    said = said_at if said_at is not None else document.content_date if document else None
+    if said is not None:
+        told["documentDate"] = render.iso(said)
     if memory is not None and memory.event_at is not None:
         told["eventDate"] = [render.iso(memory.event_at)]
     return {**metadata, "temporalContext": told} if told else metadata
