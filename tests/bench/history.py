@@ -15,16 +15,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from smemd.engine.ingest.chunking import chunk_text
-from tests.bench.retrieval import Conversation, Http, Scores, load
-from tests.daemon_process import DaemonProcess
+from tests.bench.retrieval import Conversation, Http, Scores, daemon_at, load, settle
 
 LIMIT = 20
 
@@ -50,13 +47,7 @@ def ingest(http: Http, conversations: list[Conversation]) -> float:
         if not listed["pagination"]["totalItems"]:
             http.call("POST", "/v3/documents",
                       {"content": history(conv)[0], "containerTag": conv.name})  # fmt: skip
-    while True:
-        counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
-        if not set(counts) - {"done", "failed"}:
-            break
-        time.sleep(0.2)
-    if counts.get("failed"):
-        raise SystemExit(f"{counts['failed']} ingest jobs failed")
+    settle(http)
     return time.perf_counter() - started
 
 
@@ -102,18 +93,9 @@ def main() -> None:
     )  # fmt: skip
     args = parser.parse_args()
     conversations = load(args.path, args.turn_seconds)
-    kept = args.state_dir is not None
-    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
-    state_dir.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(state_dir, None).start(["--log-level", "warning"])
-    try:
-        http = Http(daemon.socket)
+    with daemon_at(args.state_dir) as http:
         ingest_s = ingest(http, conversations)
         scores, qps = search(http, conversations)
-    finally:
-        daemon.stop()
-        if not kept:
-            shutil.rmtree(state_dir, ignore_errors=True)
     name = f"{args.path.name.removesuffix('.json')} history turn_seconds={args.turn_seconds:g}"
     print(scores.line(name, qps, ingest_s))
 

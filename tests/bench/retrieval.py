@@ -29,6 +29,7 @@ import shutil
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -203,14 +204,34 @@ def ingest(http: Http, conversations: list[Conversation], late: float = 0.0) -> 
             documents = [d for d in conv.documents if held_back(d, late) == wave]
             for i in range(0, len(documents), BATCH):
                 add_batch(http, conv.name, documents[i : i + BATCH])
-        while True:
-            counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
-            if not set(counts) - {"done", "failed"}:
-                break
-            time.sleep(0.2)
-        if counts.get("failed"):
-            raise SystemExit(f"{counts['failed']} ingest jobs failed")
+        settle(http)
     return time.perf_counter() - started
+
+
+def settle(http: Http) -> None:
+    """Wait until no ingest job is open; stop if any failed."""
+    while True:
+        counts: dict[str, int] = http.call("GET", "/v1/jobs?limit=1")["counts"]
+        if not set(counts) - {"done", "failed"}:
+            break
+        time.sleep(0.2)
+    if counts.get("failed"):
+        raise SystemExit(f"{counts['failed']} ingest jobs failed")
+
+
+@contextlib.contextmanager
+def daemon_at(state_dir: Path | None) -> Iterator[Http]:
+    """A daemon on `state_dir` (None: a temporary one, removed after), and a client of it."""
+    kept = state_dir is not None
+    state_dir = state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
+    state_dir.mkdir(parents=True, exist_ok=True)
+    daemon = DaemonProcess(state_dir, None).start(["--log-level", "warning"])
+    try:
+        yield Http(daemon.socket)
+    finally:
+        daemon.stop()
+        if not kept:
+            shutil.rmtree(state_dir, ignore_errors=True)
 
 
 def held_back(document: dict[str, Any], late: float) -> bool:

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
-from tests.bench.retrieval import Http
-from tests.daemon_process import DaemonProcess
+from tests.bench.retrieval import daemon_at, settle
 
 WORDS = "alpha beta gamma delta river mountain engine kettle violin orange harbor lantern".split()
 SEARCHES, WARMUP = 60, 10
@@ -42,17 +39,11 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, default=3000, help="sections of the one document")
     parser.add_argument("--state-dir", type=Path, help="keep the daemon's state here")
     args = parser.parse_args()
-    kept = args.state_dir is not None
-    state_dir = args.state_dir or Path(tempfile.mkdtemp(prefix="smem-bench-"))
-    state_dir.mkdir(parents=True, exist_ok=True)
-    daemon = DaemonProcess(state_dir, None).start(["--log-level", "warning"])
-    try:
-        http = Http(daemon.socket)
+    with daemon_at(args.state_dir) as http:
         if not http.call("POST", "/ns/big/list/documents?limit=1", {})["pagination"]["totalItems"]:
             http.call("POST", "/v3/documents",
                       {"content": document(args.chunks), "containerTag": "big"})  # fmt: skip
-        while set(http.call("GET", "/v1/jobs?limit=1")["counts"]) - {"done", "failed"}:
-            time.sleep(0.5)
+        settle(http)
         took = []
         for i in range(SEARCHES):
             body = {"q": f"What did station {i} report about the river?", "containerTag": "big",
@@ -61,10 +52,6 @@ def main() -> None:
             started = time.perf_counter()
             http.call("POST", "/v4/search", body)
             took.append(time.perf_counter() - started)
-    finally:
-        daemon.stop()
-        if not kept:
-            shutil.rmtree(state_dir, ignore_errors=True)
     counted = sorted(took[WARMUP:])
     p95 = counted[round(0.95 * (len(counted) - 1))]
     print(
