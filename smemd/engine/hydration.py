@@ -7,7 +7,7 @@ route that renders thirty hits costs what it costs for one.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 import msgspec
 
@@ -65,12 +65,12 @@ class Hydration:
             )  # fmt: skip
         return out
 
-    async def chunks_of(self, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
-        """Each document's chunks in order, by its id."""
-        if not document_ids:
+    async def chunks_at(self, positions: Mapping[str, Collection[int]]) -> dict[str, list[Chunk]]:
+        """Each document's chunks at these positions, in order, by its id."""
+        if not positions:
             return {}
         async with self.store.read() as reader:
-            return await reader.chunks_of_documents(document_ids)
+            return await reader.chunks_at(positions)
 
     async def related(self, memory: Memory, limit: int) -> Related:
         """Up to `limit` of the memory's earlier and later versions and of its direct links."""

@@ -1,9 +1,10 @@
-"""v4 search with `include.chunks` where the memories come from one large document.
+"""Searches that show the chunks beside their results, among one large document's.
 
-Each memory result carries the chunk it was read from; those chunks are read by id, whatever the
-size of their document. One namespace holds one document of `--chunks` sections (a chunk each,
-two memories each); 60 searches of 10 results follow (the first 10 not counted). Prints p50 and
-p95 of the HTTP round trip over the daemon's Unix socket.
+v4 search with `include.chunks` gives each memory the chunk it was read from (read by id); v3
+search gives each matching chunk the chunks before and after it (read by position): neither
+reads the rest of a document, whatever its size. One namespace holds one document of `--chunks`
+sections (a chunk each, two memories each); 60 searches of each kind follow (the first 10 not
+counted). Prints p50 and p95 of the HTTP round trip over the daemon's Unix socket.
 
     python3 -m tests.bench.source_chunks [--chunks 3000] [--state-dir DIR]
 """
@@ -15,8 +16,9 @@ import random
 import statistics
 import time
 from pathlib import Path
+from typing import Any
 
-from tests.bench.retrieval import daemon_at, settle
+from tests.bench.retrieval import Http, daemon_at, settle
 
 WORDS = "alpha beta gamma delta river mountain engine kettle violin orange harbor lantern".split()
 SEARCHES, WARMUP = 60, 10
@@ -44,20 +46,23 @@ def main() -> None:
             http.call("POST", "/v3/documents",
                       {"content": document(args.chunks), "containerTag": "big"})  # fmt: skip
         settle(http)
-        took = []
-        for i in range(SEARCHES):
-            body = {"q": f"What did station {i} report about the river?", "containerTag": "big",
-                    "limit": 10, "threshold": 0, "searchMode": "hybrid",
-                    "include": {"chunks": True}}  # fmt: skip
-            started = time.perf_counter()
-            http.call("POST", "/v4/search", body)
-            took.append(time.perf_counter() - started)
+        v4 = timed(http, "/v4/search", {"limit": 10, "threshold": 0, "searchMode": "hybrid",
+                                         "include": {"chunks": True}})  # fmt: skip
+        v3 = timed(http, "/v3/search", {"limit": 10})
+    print(f"source_chunks chunks={args.chunks} v4_include_chunks {v4} v3_neighbours {v3}")
+
+
+def timed(http: Http, route: str, options: dict[str, Any]) -> str:
+    """p50 and p95 of SEARCHES searches on `route`, the first WARMUP left out."""
+    took = []
+    for i in range(SEARCHES):
+        body = {"q": f"What did station {i} report about the river?", "containerTag": "big"}
+        started = time.perf_counter()
+        http.call("POST", route, {**body, **options})
+        took.append(time.perf_counter() - started)
     counted = sorted(took[WARMUP:])
     p95 = counted[round(0.95 * (len(counted) - 1))]
-    print(
-        f"source_chunks chunks={args.chunks} v4_include_chunks_p50_ms="
-        f"{statistics.median(counted) * 1000:.1f} p95_ms={p95 * 1000:.1f}"
-    )
+    return f"p50_ms={statistics.median(counted) * 1000:.1f} p95_ms={p95 * 1000:.1f}"
 
 
 if __name__ == "__main__":

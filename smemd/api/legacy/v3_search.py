@@ -61,11 +61,12 @@ async def search(request: web.Request) -> web.Response:
             continue
         grouped.setdefault(doc.id, (doc, []))[1].append(hit)
     kept = list(grouped.values())[: body.limit]
-    chunks = (
-        {}
-        if body.only_matching_chunks
-        else await engine.hydration.chunks_of([d.id for d, _ in kept])
-    )
+    # The chunks beside each match, read by position: a document may have thousands.
+    beside = {
+        doc.id: {h.chunk.position + step for h in doc_hits if h.chunk for step in (-1, 1)}
+        for doc, doc_hits in kept
+    }
+    chunks = {} if body.only_matching_chunks else await engine.hydration.chunks_at(beside)
     results = [_result(doc, doc_hits, body, chunks.get(doc.id, [])) for doc, doc_hits in kept]
     elapsed = (time.perf_counter() - started) * 1000
     return reply(V3SearchReply(results=results, timing=round(elapsed, 2), total=len(results)))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 import msgspec
@@ -163,21 +163,6 @@ class DocumentReads:
         )
         return to_records(Chunk, list(rows))
 
-    async def chunks_of_documents(self, document_ids: Sequence[str]) -> dict[str, list[Chunk]]:
-        """Each document's chunks in order (as `chunks_of`), for several documents at once."""
-        if not document_ids:
-            return {}
-        marks = ",".join("?" * len(document_ids))
-        rows = await self.db.execute_fetchall(
-            f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id IN ({marks})"
-            " ORDER BY document_id, position",
-            list(document_ids),
-        )
-        by_document: dict[str, list[Chunk]] = {document_id: [] for document_id in document_ids}
-        for chunk in to_records(Chunk, list(rows)):
-            by_document[chunk.document_id].append(chunk)
-        return by_document
-
     async def chunks_by_seq(self, seqs: Sequence[int]) -> dict[int, Chunk]:
         if not seqs:
             return {}
@@ -197,6 +182,21 @@ class DocumentReads:
                 some,
             )
             found.update((c.id, c) for c in to_records(Chunk, list(rows)))
+        return found
+
+    async def chunks_at(self, positions: Mapping[str, Collection[int]]) -> dict[str, list[Chunk]]:
+        """Each document's chunks at these positions, in order, by its id: those beside a
+        search's results, whatever the size of their documents."""
+        found: dict[str, list[Chunk]] = {}
+        for document_id, wanted in positions.items():
+            found[document_id] = []
+            for some in batches(sorted(wanted)):
+                rows = await self.db.execute_fetchall(
+                    f"SELECT {CHUNK_COLUMNS} FROM chunks WHERE document_id = ?"
+                    f" AND position IN ({','.join('?' * len(some))}) ORDER BY position",
+                    [document_id, *some],
+                )
+                found[document_id] += to_records(Chunk, list(rows))
         return found
 
     async def chunk_index_rows(self, namespace: str, after: int, limit: int) -> IndexRows:
