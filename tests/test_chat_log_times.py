@@ -56,10 +56,10 @@ def test_each_message_keeps_the_time_it_states_and_the_text_around_its_log_none(
     assert len(parts) > 1 and {p.said_at for p in parts} == {SENT[0]}
 
 
-async def search(running: Running, query: str) -> list[dict]:
+async def search(running: Running, query: str, limit: int = 5) -> list[dict]:
     status, found, _ = await call(
         running.unix, "POST", "http://smemd/ns/baking/search",
-        json={"query": query, "limit": 5, "threshold": 0},
+        json={"query": query, "limit": limit, "threshold": 0},
     )  # fmt: skip
     assert status == 200, found
     return list(found["results"])
@@ -80,6 +80,13 @@ async def test_a_history_of_many_days_in_one_document_is_found_by_the_day_it_was
                        ("1 March 2024", "rye bread")]:  # fmt: skip
         first = (await search(running, f"What did Ana bake on {day}?"))[0]
         assert baked in (first.get("memory") or first["chunk"]), (day, first)
+    # A fact holds from the day its message was said, not from the log's first.
+    facts = [r for r in await search(running, "What did Ana bake?", limit=10)
+             if r.get("memory", "").startswith("Ana: I baked")]  # fmt: skip
+    assert len(facts) == 3, facts
+    for fact in facts:
+        sent = next(m["timestamp"] for m in HISTORY if m["content"] in fact["memory"])
+        assert fact["validFrom"][:10] == sent[:10], fact
     # Each fact is dated by the day its message was sent, "today" read against that day, and
     # v4 says each result was said when its message was (memorybench's answering model reads
     # relative dates against documentDate), a chunk's too.

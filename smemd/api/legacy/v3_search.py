@@ -63,7 +63,9 @@ async def search(request: web.Request) -> web.Response:
     kept = list(grouped.values())[: body.limit]
     # The chunks beside each match, read by position: a document may have thousands.
     beside = {
-        doc.id: {h.chunk.position + step for h in doc_hits if h.chunk for step in (-1, 1)}
+        doc.id: {
+            h.chunk.position + step for h in doc_hits if h.chunk is not None for step in (-1, 1)
+        }
         for doc, doc_hits in kept
     }
     chunks = {} if body.only_matching_chunks else await engine.hydration.chunks_at(beside)

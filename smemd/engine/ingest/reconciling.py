@@ -49,7 +49,9 @@ class Reconciler:
         """Each candidate's decision against its neighbours, the job's earlier ones among them."""
         async with self.store.read() as reader:
             items = await reader.candidates(job.id)
-            said = {c.id: c.said_at for c in await reader.chunks_of(doc.id)}
+            # When each candidate was said, if its chat log stated it (`valid_from`).
+            chunks = await reader.chunks_by_id(sorted({c.chunk_id for c, _ in items}))
+            said = {chunk_id: chunk.said_at for chunk_id, chunk in chunks.items()}
             # A revision is reconciled against what the document said before, wherever those
             # memories rank among the namespace's: its facts are updated, not duplicated.
             before = (
