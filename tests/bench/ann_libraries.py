@@ -207,16 +207,11 @@ def run_faiss_hnsw(case: Case, work: Path, m: int, efs: list[int], threads: int)
         faiss.omp_set_num_threads(1)
         return index
 
-    index, build_s, rss_mb = build_measured(make)
+    def ready(index: Any) -> None:
+        faiss.downcast_index(index.index).hnsw.efSearch = 64
+
+    index, plain, built = _faiss_built(make, work / f"faiss-hnsw-{case.n}.faiss", case, ready)
     inner = faiss.downcast_index(index.index)
-    mem_mb = _faiss_bytes(index) / 2**20
-    save_s, load_s, load_view_s, file_mb = _faiss_files(index, work / f"faiss-hnsw-{case.n}.faiss")
-    inner.hnsw.efSearch = 64
-
-    def plain(q: np.ndarray) -> np.ndarray:
-        return index.search(q[None, :], K)[1][0]
-
-    remove = _faiss_remove(index, case, plain)
     selector = _bitmap(case.mask)
     for ef in efs:
         inner.hnsw.efSearch = ef
@@ -233,9 +228,7 @@ def run_faiss_hnsw(case: Case, work: Path, m: int, efs: list[int], threads: int)
                 "real": case.real,
                 "recall@10": recall(t.results, case.truth),
                 **speed(case, t),
-                **costs(
-                    Built(build_s, mem_mb, rss_mb, save_s, load_s, load_view_s, file_mb, remove)
-                ),
+                **costs(built),
                 "filter": "IDSelectorBitmap",
                 **filtered_scores(case, f),
             }
@@ -280,16 +273,11 @@ def run_faiss_ivfpq(
         faiss.omp_set_num_threads(1)
         return index
 
-    index, build_s, rss_mb = build_measured(make)
+    def ready(index: Any) -> None:
+        faiss.downcast_index(index.base_index).nprobe = 16
+
+    index, plain, built = _faiss_built(make, work / f"faiss-ivfpq-{case.n}.faiss", case, ready)
     ivf = faiss.downcast_index(index.base_index)
-    mem_mb = _faiss_bytes(index) / 2**20
-    save_s, load_s, load_view_s, file_mb = _faiss_files(index, work / f"faiss-ivfpq-{case.n}.faiss")
-
-    def plain(q: np.ndarray) -> np.ndarray:
-        return index.search(q[None, :], K)[1][0]
-
-    ivf.nprobe = 16
-    remove = _faiss_remove(index, case, plain)
     selector = _bitmap(case.mask)
     for nprobe in nprobes:
         ivf.nprobe = nprobe
@@ -309,13 +297,32 @@ def run_faiss_ivfpq(
                 "real": case.real,
                 "recall@10": recall(t.results, case.truth),
                 **speed(case, t),
-                **costs(
-                    Built(build_s, mem_mb, rss_mb, save_s, load_s, load_view_s, file_mb, remove)
-                ),
+                **costs(built),
                 "filter": "IDSelectorBitmap",
                 **filtered_scores(case, f),
             }
         )
+
+
+def _faiss_built(
+    make: Callable[[], Any], path: Path, case: Case, ready: Callable[[Any], None]
+) -> tuple[Any, Callable[[np.ndarray], np.ndarray], Built]:
+    """A faiss index built, saved and loaded again, with what that cost and its plain search;
+    `ready` sets the search-time setting its removal is timed at."""
+    index, build_s, rss_mb = build_measured(make)
+    mem_mb = _faiss_bytes(index) / 2**20
+    save_s, load_s, load_view_s, file_mb = _faiss_files(index, path)
+    ready(index)
+
+    def plain(q: np.ndarray) -> np.ndarray:
+        return index.search(q[None, :], K)[1][0]
+
+    remove = _faiss_remove(index, case, plain)
+    return (
+        index,
+        plain,
+        Built(build_s, mem_mb, rss_mb, save_s, load_s, load_view_s, file_mb, remove),
+    )
 
 
 def _faiss_bytes(index: Any) -> int:
